@@ -1,0 +1,90 @@
+"""tcgen05 data-movement facts: TMEM geometry (9.7.16.1), allocation (9.7.16.7.1), ld/st shapes
+and .num (9.7.16.2.3, Tables 47 and 48), cp shapes, multicast and decompression (9.7.16.9.2),
+shift (9.7.16.9.3) and the warp-to-lane access restriction (9.7.16.8.1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+TMEM_LANES = 128
+TMEM_COLUMNS = 512  # "512 columns and 128 rows per CTA, with each cell being 32-bits" (9.7.16.1)
+ALLOC_MIN_COLUMNS = 32
+ALLOC_MAX_COLUMNS = 512
+ALLOC_COLUMN_COUNTS = (32, 64, 128, 256, 512)  # power of 2 within [32, 512] (9.7.16.7.1)
+LANES_PER_WARP_QUARTER = 32  # warp w of a warpgroup reaches lanes 32w .. 32w+31 (9.7.16.8.1)
+
+
+@dataclass(frozen=True)
+class LdStShape:
+    """A tcgen05.ld/st shape: lanes touched, bits per lane per repetition, registers per .x1."""
+
+    name: str
+    lanes: int
+    bits: int
+    regs_per_num: int
+    max_num: int
+    split: bool = False  # .16x32bx2 takes immHalfSplitoff
+
+
+# Table 47 / 48: registers = regs_per_num * num; "NA" entries bound the largest .num.
+LDST_SHAPES: dict[str, LdStShape] = {
+    s.name: s
+    for s in (
+        LdStShape("32x32b", 32, 32, 1, 128),
+        LdStShape("16x64b", 16, 64, 1, 128),
+        LdStShape("16x128b", 16, 128, 2, 64),
+        LdStShape("16x256b", 16, 256, 4, 32),
+        LdStShape("16x32bx2", 16, 32, 1, 128, split=True),
+    )
+}
+LDST_NUMS = (1, 2, 4, 8, 16, 32, 64, 128)
+# tcgen05.ld.red (9.7.16.8.3): shapes .32x32b and .16x32bx2, .num at least .x2.
+LD_RED_SHAPES = ("32x32b", "16x32bx2")
+LD_RED_OPS = ("min", "max")
+LD_RED_TYPES = ("f32", "u32", "s32")  # .abs and .NaN only with .f32
+LD_RED_MIN_NUM = 2
+MAX_REGISTERS_PER_LDST = 128
+
+
+@dataclass(frozen=True)
+class CpShape:
+    name: str
+    lanes: int
+    bits: int
+    multicasts: tuple[str | None, ...]  # allowed .multicast values (None: no qualifier)
+
+
+# 9.7.16.9.2: ".64x128b requires .warpx2::02_13 or .warpx2::01_23; .32x128b requires .warpx4".
+CP_SHAPES: dict[str, CpShape] = {
+    s.name: s
+    for s in (
+        CpShape("128x256b", 128, 256, (None,)),
+        CpShape("4x256b", 4, 256, (None,)),
+        CpShape("128x128b", 128, 128, (None,)),
+        CpShape("64x128b", 64, 128, ("warpx2::02_13", "warpx2::01_23")),
+        CpShape("32x128b", 32, 128, ("warpx4",)),
+    )
+}
+CP_DECOMPRESS = {  # .src_fmt -> (element bits, padding bytes per 16 elements), 9.7.16.9.1
+    "b6x16_p32": (6, 4),
+    "b4x16_p64": (4, 8),
+}
+CP_DST_FMT = "b8x16"
+# tcgen05.shift: ".31x256b (implicit)"; the lane of taddr "must be aligned to 32".
+SHIFT_LANE_ALIGNMENT = 32
+FENCES = ("before_thread_sync", "after_thread_sync")
+CTA_GROUPS = (1, 2)  # .cta_group = { .cta_group::1, .cta_group::2 }
+WAITS = ("ld", "st")
+
+
+def tmem_address(lane: int, column: int) -> int:
+    """A TMEM address: lane index in bits 31-16, column index in bits 15-0 (9.7.16.1.1)."""
+    return (lane << 16) | column
+
+
+def tmem_lane(address: int) -> int:
+    return (address >> 16) & 0xFFFF
+
+
+def tmem_column(address: int) -> int:
+    return address & 0xFFFF

@@ -1,0 +1,1 @@
+"""Code generation (PTX), compilation (nvJitLink, in-process ptxas) and launch on GPUs."""

@@ -1,0 +1,1 @@
+"""PTX text: single instructions (`instructions`) and whole kernels (`kernels`)."""

@@ -1,0 +1,1 @@
+"""Hypothesis strategies for legal and deliberately illegal instructions and programs."""

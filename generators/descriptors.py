@@ -1,0 +1,58 @@
+"""Strategies for the runtime words of tcgen05.mma: instruction descriptors, shared-memory
+descriptors, TMEM addresses and zero-column masks, all legal for a given MMA."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from conformance.encoding import sdesc as sdesc_codec
+from conformance.encoding import taddr as taddr_codec
+from conformance.encoding import zcmask as zcmask_codec
+from conformance.isa import data_movement as dm
+from conformance.isa import mma
+from conformance.isa.swizzle import SWIZZLE_MODES
+
+
+def swizzles_for(element_bits: int, transposed: bool) -> list[str]:
+    """Swizzle modes Table 52 allows for an operand of this element size and major-ness."""
+    if not transposed:
+        return list(SWIZZLE_MODES)
+    rule = mma.TRANSPOSE_SWIZZLE_RULE[element_bits]
+    if rule == "only-128B-32B-atom":
+        return ["128B_base32B"]
+    return [name for name in SWIZZLE_MODES if name != "128B_base32B"]
+
+
+@st.composite
+def smem_descriptors(draw, swizzle: str, lbo_absolute: bool = False, variant: str = "tcgen05") -> int:
+    """A descriptor word with aligned addresses inside a 228 KiB shared memory."""
+    start = draw(st.integers(0, (200 * 1024) // 16)) * 16
+    lbo = draw(st.integers(0, 4096 // 16)) * 16
+    sbo = draw(st.integers(0, 4096 // 16)) * 16
+    base = 0 if lbo_absolute else draw(st.integers(0, 7))
+    return sdesc_codec.encode(
+        sdesc_codec.SmemDescriptor(start, lbo, sbo, swizzle, base, lbo_absolute), variant
+    )
+
+
+@st.composite
+def tmem_addresses(draw, alignment: int, columns: int) -> int:
+    """A TMEM address whose lane is aligned to `alignment` within a 32-lane quarter (lane 0 or
+    16 of quarter 0) and whose column leaves `columns` columns before column 512."""
+    column = draw(st.integers(0, max(0, dm.TMEM_COLUMNS - columns)))
+    return taddr_codec.encode(alignment, column)
+
+
+@st.composite
+def zero_column_masks(draw, m: int) -> int:
+    limit = mma.ZCMASK_MAX_SHIFT.get(m, mma.ZCMASK_MAX_SHIFT_DEFAULT)
+    return zcmask_codec.encode(
+        zcmask_codec.ZeroColumnMask(
+            start_counts=tuple(draw(st.integers(0, 255)) for _ in range(4)),
+            first_spans=tuple(draw(st.integers(0, 1)) for _ in range(4)),
+            non_zero_mask=draw(st.booleans()),
+            skip_span=draw(st.integers(0, 255)),
+            use_span=draw(st.integers(0, 255)),
+            column_shift=draw(st.integers(0, limit)),
+        )
+    )

@@ -1,0 +1,233 @@
+"""Strategies for legal instructions of every family on a target; every value drawn satisfies
+the legality model (conformance.legality), which the tests check."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from conformance.encoding import idesc as idesc_codec
+from conformance.instructions import (
+    MmaSp,
+    Tcgen05Alloc,
+    Tcgen05Commit,
+    Tcgen05Cp,
+    Tcgen05Dealloc,
+    Tcgen05Fence,
+    Tcgen05Ld,
+    Tcgen05Mma,
+    Tcgen05RelinquishAllocPermit,
+    Tcgen05Shift,
+    Tcgen05St,
+    Tcgen05Wait,
+    WgmmaMma,
+)
+from conformance.isa import data_movement as dm
+from conformance.isa import hopper, mma
+from conformance.isa.targets import Target, target as target_named
+from generators.descriptors import smem_descriptors, swizzles_for, tmem_addresses, zero_column_masks
+
+
+def shape_classes_for(t: Target) -> list[mma.ShapeClass]:
+    """Table 39 classes available on the target (K=96 on sm_103a only; i8 per Target Notes)."""
+    return [
+        c for c in mma.SHAPE_CLASSES
+        if (c.feature is None or c.feature in t.features)
+        and (c.kind != "i8" or "kind::i8" in t.features)
+    ]
+
+
+@st.composite
+def tcgen05_mma(draw, target: str, shape_class: mma.ShapeClass | None = None) -> Tcgen05Mma:
+    """A legal tcgen05.mma{.ws}{.sp} of a Table 39 class (drawn, or the one given)."""
+    t = target_named(target)
+    c = shape_class or draw(st.sampled_from(shape_classes_for(t)))
+    kind = c.kind
+    n = draw(st.sampled_from(c.n))
+    dtype = draw(st.sampled_from(sorted(mma.D_TYPES[kind])))
+    types = mma.D_TYPES[kind][dtype]
+    atype = draw(st.sampled_from(types))
+    btype = draw(st.sampled_from(types)) if kind in mma.MIXED_AB_KINDS else atype
+
+    def transposable(typ: str, is_b: bool) -> bool:
+        bits = mma.TYPE_BITS[typ]
+        if not mma.TRANSPOSE_SUPPORTED[kind] or bits not in mma.TRANSPOSE_SWIZZLE_RULE:
+            return False
+        if is_b and bits == 8:
+            lo, step = mma.TRANSPOSE_B_8BIT_N[c.cta_group]
+            return lo <= n <= 256 and n % step == 0
+        return True
+
+    transpose_a = transposable(atype, False) and draw(st.booleans())
+    transpose_b = transposable(btype, True) and draw(st.booleans())
+    negate = mma.NEGATE_SUPPORTED[kind]
+    scaled = kind in mma.BLOCK_SCALED_KINDS
+    scale_vec, sv = None, None
+    if scaled:
+        options = [s for s in mma.SCALE_VECTORS if s.kind == kind and s.k96 == (c.k == 96)]
+        sv = draw(st.sampled_from(options))
+        omit = sv.qualifier == mma.DEFAULT_SCALE_VEC.get(kind) and draw(st.booleans())
+        scale_vec = None if omit else sv.qualifier
+    d = idesc_codec.InstrDescriptor(
+        m=c.m, n=n, atype=atype, btype=btype, dtype=dtype, sparse=c.sparse,
+        sparse_selector=draw(st.sampled_from(mma.SPARSITY_SELECTORS.get(kind, (0,)))) if c.sparse else 0,
+        saturate=kind == "i8" and draw(st.booleans()),
+        negate_a=negate and draw(st.booleans()), negate_b=negate and draw(st.booleans()),
+        transpose_a=transpose_a, transpose_b=transpose_b,
+        max_shift=draw(st.integers(0, 3)) if c.ws else 0,
+        sfa_id=draw(st.sampled_from(sv.sf_ids)) if sv else 0,
+        sfb_id=draw(st.sampled_from(sv.sf_ids)) if sv else 0,
+        scale_type=draw(st.sampled_from(sorted(sv.scale_types))) if sv else None,
+        k96=c.k == 96,
+    )
+    layout = mma.data_path_layout(c.m, c.cta_group, c.sparse, c.ws)
+    alignment = draw(st.sampled_from(layout.lane_alignments))
+    a_in_tmem = draw(st.booleans())
+    ashift = (not c.ws and not scaled and a_in_tmem and c.m in mma.ASHIFT_M and draw(st.booleans()))
+    collector = None
+    if draw(st.booleans()):
+        buffer = draw(st.sampled_from(mma.COLLECTOR_BUFFERS_WS)) if c.ws else "a"
+        ops = ("lastuse", "discard") if ashift else mma.COLLECTOR_OPS
+        collector = f"{buffer}::{draw(st.sampled_from(ops))}"
+
+    def descriptor(typ: str, transposed: bool) -> int:
+        swizzle = draw(st.sampled_from(swizzles_for(mma.TYPE_BITS[typ], transposed)))
+        absolute = ("lbo-absolute" in t.features and swizzle == "128B" and not transposed
+                    and draw(st.booleans()))
+        return draw(smem_descriptors(swizzle, absolute))
+
+    plain_form = not c.ws and not scaled
+    return Tcgen05Mma(
+        kind=kind, cta_group=c.cta_group, ws=c.ws, sparse=c.sparse, block_scale=scaled,
+        scale_vec=scale_vec, collector=collector, ashift=ashift,
+        idesc=idesc_codec.encode(kind, d),
+        a_desc=0 if a_in_tmem else descriptor(atype, transpose_a),
+        b_desc=descriptor(btype, transpose_b),
+        d_tmem=draw(tmem_addresses(alignment, n)),
+        a_tmem=draw(tmem_addresses(alignment, 0)) if a_in_tmem else None,
+        sp_meta_tmem=draw(tmem_addresses(alignment, 0)) if c.sparse else 0,
+        scale_a_tmem=draw(tmem_addresses(0, 0)) if scaled else 0,
+        scale_b_tmem=draw(tmem_addresses(0, 0)) if scaled else 0,
+        enable_input_d=draw(st.booleans()),
+        disable_output_lane=(
+            tuple(draw(st.integers(0, 2**32 - 1)) for _ in range(mma.DISABLE_OUTPUT_LANE_WORDS[c.cta_group]))
+            if plain_form and draw(st.booleans()) else None
+        ),
+        scale_input_d=(
+            draw(st.sampled_from(mma.SCALE_INPUT_D_RANGE))
+            if plain_form and kind in mma.SCALE_INPUT_D_KINDS and draw(st.booleans()) else None
+        ),
+        zero_column_mask=draw(zero_column_masks(c.m)) if c.ws and draw(st.booleans()) else None,
+    )
+
+
+@st.composite
+def tcgen05_ld(draw, target: str) -> Tcgen05Ld:
+    t = target_named(target)
+    reduce = "tcgen05.ld.red" in t.features and draw(st.booleans())
+    shape = dm.LDST_SHAPES[draw(st.sampled_from(dm.LD_RED_SHAPES if reduce else tuple(dm.LDST_SHAPES)))]
+    nums = [n for n in dm.LDST_NUMS if n <= shape.max_num and (not reduce or n >= dm.LD_RED_MIN_NUM)]
+    split = draw(st.integers(0, 256)) if shape.split else None
+    taddr = (draw(st.integers(0, 3)) * 32 << 16) | draw(st.integers(0, 255))
+    if not reduce:
+        return Tcgen05Ld(shape.name, draw(st.sampled_from(nums)), pack=draw(st.booleans()),
+                         taddr=taddr, split_offset=split)
+    red_type = draw(st.sampled_from(dm.LD_RED_TYPES))
+    f32 = red_type == "f32"
+    return Tcgen05Ld(shape.name, draw(st.sampled_from(nums)), red_op=draw(st.sampled_from(dm.LD_RED_OPS)),
+                     red_type=red_type, red_abs=f32 and draw(st.booleans()),
+                     red_nan=f32 and draw(st.booleans()), taddr=taddr, split_offset=split)
+
+
+@st.composite
+def tcgen05_st(draw, target: str) -> Tcgen05St:
+    shape = dm.LDST_SHAPES[draw(st.sampled_from(tuple(dm.LDST_SHAPES)))]
+    num = draw(st.sampled_from([n for n in dm.LDST_NUMS if n <= shape.max_num]))
+    taddr = (draw(st.integers(0, 3)) * 32 << 16) | draw(st.integers(0, 255))
+    return Tcgen05St(shape.name, num, unpack=draw(st.booleans()), taddr=taddr,
+                     split_offset=draw(st.integers(0, 256)) if shape.split else None)
+
+
+@st.composite
+def tcgen05_cp(draw, target: str) -> Tcgen05Cp:
+    shape = dm.CP_SHAPES[draw(st.sampled_from(tuple(dm.CP_SHAPES)))]
+    return Tcgen05Cp(
+        shape.name, cta_group=draw(st.sampled_from((1, 2))),
+        multicast=draw(st.sampled_from(shape.multicasts)),
+        src_fmt=draw(st.sampled_from((None, *dm.CP_DECOMPRESS))),
+        taddr=draw(st.integers(0, 255)), s_desc=draw(smem_descriptors("none")),
+    )
+
+
+def tcgen05_other(target: str) -> st.SearchStrategy:
+    """The non-MMA tcgen05 instructions."""
+    t = target_named(target)
+    cta = st.sampled_from((1, 2))
+    columns = st.sampled_from(dm.ALLOC_COLUMN_COUNTS)
+    parts = [
+        st.builds(Tcgen05Alloc, cta_group=cta, columns=columns),
+        st.builds(Tcgen05Dealloc, cta_group=cta, columns=columns, taddr=st.integers(0, 511)),
+        st.builds(Tcgen05RelinquishAllocPermit, cta_group=cta),
+        tcgen05_ld(target), tcgen05_st(target), tcgen05_cp(target),
+        st.builds(Tcgen05Wait, what=st.sampled_from(dm.WAITS)),
+        st.builds(Tcgen05Fence, what=st.sampled_from(dm.FENCES)),
+        st.builds(Tcgen05Commit, cta_group=cta, multicast=st.booleans(), cta_mask=st.integers(1, 0xFFFF)),
+    ]
+    if "tcgen05.shift" in t.features:
+        parts.append(st.builds(Tcgen05Shift, cta_group=cta,
+                               taddr=st.integers(0, 3).map(lambda q: (q * 32) << 16)))
+    return st.one_of(parts)
+
+
+@st.composite
+def wgmma(draw, target: str = "sm_90a") -> WgmmaMma:
+    fam_name = draw(st.sampled_from(tuple(hopper.WGMMA_TYPES)))
+    fam = hopper.WGMMA_TYPES[fam_name]
+    sparse = draw(st.booleans())
+    atype = draw(st.sampled_from(fam.types))
+    btype = draw(st.sampled_from(fam.types)) if fam.mixed else atype
+    a_regs = draw(st.booleans())
+    return WgmmaMma(
+        n=draw(st.sampled_from(fam.n)), k=fam.k_dense * (2 if sparse else 1),
+        dtype=draw(st.sampled_from(fam.dtypes)), atype=atype, btype=btype, sparse=sparse,
+        a_in_registers=a_regs, satfinite=fam.saturate and draw(st.booleans()),
+        scale_d=draw(st.booleans()),
+        imm_scale_a=draw(st.sampled_from((1, -1))) if fam.negate else 1,
+        imm_scale_b=draw(st.sampled_from((1, -1))) if fam.negate else 1,
+        imm_trans_a=draw(st.integers(0, 1)) if fam.transpose and not a_regs else None,
+        imm_trans_b=draw(st.integers(0, 1)) if fam.transpose else None,
+        sparse_selector=draw(st.sampled_from(hopper.WGMMA_SPARSE_SELECTORS[fam_name])) if sparse else 0,
+        a_desc=0 if a_regs else draw(smem_descriptors(draw(st.sampled_from(["none", "128B", "64B", "32B"])), variant="sm90")),
+        b_desc=draw(smem_descriptors(draw(st.sampled_from(["none", "128B", "64B", "32B"])), variant="sm90")),
+    )
+
+
+@st.composite
+def mma_sp(draw, target: str) -> MmaSp:
+    t = target_named(target)
+    names = [n for n, s in hopper.MMA_SP_SHAPES.items()
+             if s.feature != "f8" or t.sm >= hopper.MMA_SP_F8_MIN_SM]
+    name = draw(st.sampled_from(names))
+    fam = hopper.MMA_SP_SHAPES[name]
+    atype = draw(st.sampled_from(fam.types))
+    dtype = draw(st.sampled_from(fam.dtypes))
+    k = draw(st.sampled_from(fam.ks))
+    return MmaSp(
+        k=k, dtype=dtype, ctype=dtype, atype=atype,
+        btype=draw(st.sampled_from(fam.types)) if fam.mixed else atype,
+        ordered_metadata=draw(st.booleans()), satfinite=fam.saturate and draw(st.booleans()),
+        sparse_selector=draw(st.sampled_from(hopper.mma_sp_selectors(name, k, dtype))),
+        metadata=draw(st.integers(0, 2**32 - 1)),
+    )
+
+
+def legal_instructions(target: str) -> st.SearchStrategy:
+    """Any legal instruction of any family the target supports."""
+    t = target_named(target)
+    parts = []
+    if "tcgen05" in t.families:
+        parts += [tcgen05_mma(target), tcgen05_mma(target), tcgen05_other(target)]
+    if "wgmma" in t.families:
+        parts += [wgmma(target), wgmma(target)]
+    if "mma.sp" in t.families:
+        parts.append(mma_sp(target))
+    return st.one_of(parts)

@@ -1,0 +1,34 @@
+"""Drawing a reproducible list of examples from a strategy outside a test: the seed alone
+determines the list, so a run is replayable from its printed seed."""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from hypothesis import HealthCheck, Phase, given, seed as hypothesis_seed, settings
+from hypothesis import strategies as st
+
+T = TypeVar("T")
+
+
+def draw_examples(strategy: st.SearchStrategy[T], count: int, seed: int) -> list[T]:
+    """`count` examples of `strategy`, the same list for the same seed."""
+    examples: list[T] = []
+    round_ = 0
+    while len(examples) < count:
+        @hypothesis_seed(seed * 1_000_003 + round_)
+        @settings(
+            max_examples=count - len(examples), database=None, deadline=None,
+            phases=[Phase.generate], suppress_health_check=list(HealthCheck),
+        )
+        @given(strategy)
+        def collect(value: T) -> None:
+            if len(examples) < count:
+                examples.append(value)
+
+        before = len(examples)
+        collect()
+        round_ += 1
+        if len(examples) == before and round_ > 10:
+            raise RuntimeError(f"the strategy yields no more examples after {before}")
+    return examples
