@@ -36,10 +36,10 @@ def smem_descriptors(draw, swizzle: str, lbo_absolute: bool = False, variant: st
 
 
 @st.composite
-def tmem_addresses(draw, alignment: int, columns: int) -> int:
+def tmem_addresses(draw, alignment: int, columns: int, limit: int = dm.TMEM_COLUMNS) -> int:
     """A TMEM address whose lane is aligned to `alignment` within a 32-lane quarter (lane 0 or
-    16 of quarter 0) and whose column leaves `columns` columns before column 512."""
-    column = draw(st.integers(0, max(0, dm.TMEM_COLUMNS - columns)))
+    16 of quarter 0) and whose column leaves `columns` columns before column `limit`."""
+    column = draw(st.integers(0, max(0, limit - columns)))
     return taddr_codec.encode(alignment, column)
 
 

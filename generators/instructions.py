@@ -36,9 +36,15 @@ def shape_classes_for(t: Target) -> list[mma.ShapeClass]:
     ]
 
 
+def shape_classes_for_target(target: str) -> list[mma.ShapeClass]:
+    return shape_classes_for(target_named(target))
+
+
 @st.composite
-def tcgen05_mma(draw, target: str, shape_class: mma.ShapeClass | None = None) -> Tcgen05Mma:
-    """A legal tcgen05.mma{.ws}{.sp} of a Table 39 class (drawn, or the one given)."""
+def tcgen05_mma(draw, target: str, shape_class: mma.ShapeClass | None = None,
+                columns: int = dm.TMEM_COLUMNS) -> Tcgen05Mma:
+    """A legal tcgen05.mma{.ws}{.sp} of a Table 39 class (drawn, or the one given), with every
+    TMEM operand inside the first `columns` columns."""
     t = target_named(target)
     c = shape_class or draw(st.sampled_from(shape_classes_for(t)))
     kind = c.kind
@@ -102,11 +108,11 @@ def tcgen05_mma(draw, target: str, shape_class: mma.ShapeClass | None = None) ->
         idesc=idesc_codec.encode(kind, d),
         a_desc=0 if a_in_tmem else descriptor(atype, transpose_a),
         b_desc=descriptor(btype, transpose_b),
-        d_tmem=draw(tmem_addresses(alignment, n)),
-        a_tmem=draw(tmem_addresses(alignment, 0)) if a_in_tmem else None,
-        sp_meta_tmem=draw(tmem_addresses(alignment, 0)) if c.sparse else 0,
-        scale_a_tmem=draw(tmem_addresses(0, 0)) if scaled else 0,
-        scale_b_tmem=draw(tmem_addresses(0, 0)) if scaled else 0,
+        d_tmem=draw(tmem_addresses(alignment, n, columns)),
+        a_tmem=draw(tmem_addresses(alignment, 1, columns)) if a_in_tmem else None,
+        sp_meta_tmem=draw(tmem_addresses(alignment, 1, columns)) if c.sparse else 0,
+        scale_a_tmem=draw(tmem_addresses(0, 1, columns)) if scaled else 0,
+        scale_b_tmem=draw(tmem_addresses(0, 1, columns)) if scaled else 0,
         enable_input_d=draw(st.booleans()),
         disable_output_lane=(
             tuple(draw(st.integers(0, 2**32 - 1)) for _ in range(mma.DISABLE_OUTPUT_LANE_WORDS[c.cta_group]))

@@ -1,0 +1,47 @@
+"""The backend protocol: a name, whether it can run here (or why not), and `run(programs)`
+returning one CaseResult per program, in order. A backend never raises for one bad case: it
+reports the case as an error and goes on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Protocol, Sequence
+
+from conformance.program import Program
+
+PASS, FAIL, ERROR, SKIP = "pass", "fail", "error", "skip"
+
+
+@dataclass
+class CaseResult:
+    case_id: str
+    status: str
+    detail: str = ""
+    data: dict = field(default_factory=dict)
+
+
+class Backend(Protocol):
+    name: str
+
+    def unavailable_reason(self) -> str | None:
+        """None when this backend can run on this machine; otherwise why it is skipped."""
+
+    def run(self, programs: Sequence[Program], progress: Callable[[int], None] | None = None) -> list[CaseResult]:
+        ...
+
+
+def _registry() -> dict[str, Callable[[], Backend]]:
+    from conformance.backends.ptxas import PtxasBackend
+
+    return {"ptxas": PtxasBackend}
+
+
+BACKENDS = ("ptxas",)
+DEFAULT_BACKENDS = ("ptxas",)
+
+
+def backend_named(name: str) -> Backend:
+    registry = _registry()
+    if name not in registry:
+        raise ValueError(f"unknown backend {name!r}; backends: {', '.join(registry)}")
+    return registry[name]()

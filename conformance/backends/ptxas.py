@@ -1,0 +1,49 @@
+"""The `ptxas` backend: does the assembler accept the program's kernel for its target?
+
+Compile only (nvJitLink in-process, no GPU). A program passes when its kernel assembles and every
+instruction in it is legal by the model; assembler diagnostics are mapped to legality rule ids."""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from conformance.backends.base import ERROR, FAIL, PASS, CaseResult
+from conformance.legality import check
+from conformance.program import Program
+from device.assembler import AssemblerUnavailable, assemble, assembler_version
+from device.ptx.kernels import UnsupportedProgram, kernel
+
+
+class PtxasBackend:
+    name = "ptxas"
+
+    def unavailable_reason(self) -> str | None:
+        try:
+            assembler_version()
+        except AssemblerUnavailable as e:
+            return str(e)
+        return None
+
+    def run(self, programs: Sequence[Program], progress: Callable[[int], None] | None = None) -> list[CaseResult]:
+        results = []
+        for k, p in enumerate(programs):
+            results.append(self.run_one(p))
+            if progress:
+                progress(k + 1)
+        return results
+
+    def run_one(self, p: Program) -> CaseResult:
+        violations = [str(v) for op in p.ops for v in check(op, p.target)]
+        if violations:
+            return CaseResult(p.case_id, FAIL, f"illegal program: {violations[0]}")
+        try:
+            text = kernel(p)
+        except UnsupportedProgram as e:
+            return CaseResult(p.case_id, ERROR, str(e))
+        outcome = assemble(text, p.target)
+        if outcome.ok:
+            return CaseResult(p.case_id, PASS, data={"ptx_lines": text.count("\n")})
+        first = outcome.diagnostics[0] if outcome.diagnostics else None
+        rule = f" [{first.rule}]" if first and first.rule else ""
+        message = f"ptxas rejected it: {first.message if first else outcome.log.strip()[:200]}{rule}"
+        return CaseResult(p.case_id, FAIL, message, {"diagnostics": [d.message for d in outcome.diagnostics]})

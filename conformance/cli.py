@@ -1,0 +1,191 @@
+"""The `tcgen05-conformance` command (also `python -m conformance`).
+
+Exit status: 0 when every case that ran passed, 1 when one failed, 2 on bad usage or input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import asdict
+
+from tabulate import tabulate
+
+from conformance.backends.base import BACKENDS, DEFAULT_BACKENDS
+from conformance.encoding import idesc, sdesc, taddr, zcmask
+from conformance.encoding.bitfields import EncodingError
+from conformance.isa.mma import KINDS
+from conformance.isa.targets import TARGETS
+from conformance.program import ProgramError
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Bad user input: reported on one line with exit status 2."""
+
+
+def _word(text: str) -> int:
+    try:
+        return int(text, 0)
+    except ValueError:
+        raise UsageError(f"{text!r} is not an integer (use 0x... for hexadecimal)") from None
+
+
+def cmd_decode(args: argparse.Namespace) -> int:
+    word = _word(args.value)
+    if args.what == "idesc":
+        rows = idesc.explain(args.kind, word)
+        meaning = asdict(idesc.decode(args.kind, word))
+    elif args.what == "sdesc":
+        rows = sdesc.explain(word, args.variant)
+        meaning = asdict(sdesc.decode(word, args.variant))
+    elif args.what == "zcmask":
+        if (args.m is None) != (args.n is None):
+            raise UsageError("give both --m and --n to see the generated mask")
+        rows = zcmask.explain(word, args.m, args.n)
+        meaning = asdict(zcmask.decode(word))
+        if args.m is not None:
+            meaning["mask"] = hex(zcmask.generate_mask(zcmask.decode(word), args.m, args.n))
+    else:
+        rows = taddr.explain(word)
+        lane, column = taddr.decode(word)
+        meaning = {"lane": lane, "column": column}
+    if args.json:
+        print(json.dumps({"value": hex(word), "fields": [dict(zip(("bits", "field", "raw", "meaning"), r)) for r in rows],
+                          "decoded": meaning}, indent=1, default=str))
+    else:
+        print(f"{args.what} {word:#x}")
+        print(tabulate(rows, ["bits", "field", "raw", "meaning"], tablefmt="simple"))
+    return EXIT_OK
+
+
+def cmd_legality(args: argparse.Namespace) -> int:
+    from conformance.legality.against_assembler import run_legality
+
+    progress = None if args.json else (lambda message: print(message, file=sys.stderr))
+    report = run_legality(args.arch, args.examples, args.seed, progress)
+    data = asdict(report)
+    data["command"] = " ".join(["tcgen05-conformance", *sys.argv[1:]])
+    if args.json:
+        print(json.dumps(data, indent=1))
+    else:
+        print(f"legality on {report.arch} (seed {report.seed}, {report.assembler}): {report.examples} instructions")
+        print(tabulate([
+            ["legal: accepted / rejected", f"{report.legal_accepted} / {report.legal_rejected}"],
+            ["illegal, assembler rule: rejected / accepted", f"{report.illegal_rejected} / {report.illegal_accepted}"],
+            ["illegal, oracle rule (invisible to ptxas)", report.illegal_oracle_only],
+            ["diagnostics naming the broken rule", report.diagnostic_rule_matches],
+            ["assembly time / programs per second", f"{report.assemble_seconds:.2f} s / {report.programs_per_second:.0f}"],
+        ], tablefmt="simple"))
+        for d in report.disagreements[:10]:
+            print(f"- {d['kind']} [{d['rule']}]: {d['ptx']}\n    model: {d['model']}\n    ptxas: {d['assembler']}")
+    return EXIT_OK if report.passed() else EXIT_FAILED
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from conformance import runner
+    from conformance.report import write_reports
+
+    started = time.perf_counter()
+    backends = args.backend or list(DEFAULT_BACKENDS)
+    programs = runner.generate_programs(args.examples, args.seed)
+    outcome = runner.execute(programs, backends)
+    command = ["tcgen05-conformance", *sys.argv[1:]]
+    summary = runner.summary(outcome, args.seed, args.examples, time.perf_counter() - started, command)
+    results = {
+        name: [dict(case_id=r.case_id, status=r.status, detail=r.detail, label=p.label)
+               for p, r in zip(programs, rs)]
+        for name, rs in outcome.results.items()
+    }
+    runner.write_failing_cases(outcome, args.report_dir)
+    paths = write_reports(args.report_dir, summary, results)
+    cov = summary["coverage"]
+    for name, b in summary["backends"].items():
+        status = f"skipped ({b['skip_reason']})" if b["skip_reason"] else (
+            f"{b['passed']} passed, {b['failed']} failed, {b['errors']} errors")
+        print(f"{name}: {summary['cases']} cases: {status}")
+    print(f"Table 39 classes covered: {cov['classes_hit']}/{cov['classes_total']}; seed {args.seed}; "
+          f"{summary['duration_s']:.1f} s; reports: {', '.join(paths)}")
+    for f in summary["failures"][:5]:
+        print(f"  FAIL {f['case_id']} [{f['backend']}] {f['detail']}\n       {f['replay']} (in {args.report_dir})")
+    failed = any(b["failed"] or b["errors"] for b in summary["backends"].values())
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from conformance import program as program_model
+    from conformance.backends.base import backend_named
+
+    p = program_model.load(args.case)
+    worst = EXIT_OK
+    for name in args.backend or list(DEFAULT_BACKENDS):
+        backend = backend_named(name)
+        reason = backend.unavailable_reason()
+        if reason:
+            print(f"{p.case_id} [{name}] skipped: {reason}")
+            continue
+        r = backend.run([p])[0]
+        print(f"{p.case_id} [{name}] {r.status}" + (f": {r.detail}" if r.detail else ""))
+        if r.status != "pass":
+            worst = EXIT_FAILED
+    return worst
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(
+        prog="tcgen05-conformance",
+        description="Conformance tests for NVIDIA tcgen05 (sm_100a/sm_103a), wgmma and mma.sp tensor-core instructions.",
+    )
+    sub = top.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="generate programs, execute them on backends, diff and report")
+    run.add_argument("--backend", action="append", choices=BACKENDS,
+                     help=f"a backend to run (repeatable; default: {', '.join(DEFAULT_BACKENDS)})")
+    run.add_argument("--examples", type=int, default=200, help="programs to generate (default 200)")
+    run.add_argument("--seed", type=int, default=0, help="generation seed (default 0)")
+    run.add_argument("--profile", default="exact", choices=("exact", "sm_90a", "sm_100a"),
+                     help="numeric profile the oracle diffs against (default exact)")
+    run.add_argument("--report-dir", default="out", help="where summary.json and the reports go (default out/)")
+    run.set_defaults(func=cmd_run)
+
+    leg = sub.add_parser("legality", help="the legality model against the assembler")
+    leg.add_argument("--examples", type=int, default=2000, help="instructions, half legal, half illegal")
+    leg.add_argument("--arch", default="sm_100a", choices=tuple(TARGETS))
+    leg.add_argument("--seed", type=int, default=0)
+    leg.add_argument("--json", action="store_true", help="print the report as JSON")
+    leg.set_defaults(func=cmd_legality)
+
+    dec = sub.add_parser("decode", help="explain an instruction descriptor, shared-memory descriptor, "
+                                        "zero-column mask or TMEM address")
+    dec.add_argument("what", choices=("idesc", "sdesc", "zcmask", "taddr"))
+    dec.add_argument("value", help="the word, e.g. 0x08200490")
+    dec.add_argument("--kind", default="f16", choices=KINDS, help="MMA kind of an idesc (default f16)")
+    dec.add_argument("--variant", default="tcgen05", choices=sdesc.VARIANTS, help="sdesc layout (default tcgen05)")
+    dec.add_argument("--m", type=int, choices=(32, 64, 128), help="M, to generate a zero-column mask")
+    dec.add_argument("--n", type=int, help="N, to generate a zero-column mask")
+    dec.add_argument("--json", action="store_true")
+    dec.set_defaults(func=cmd_decode)
+
+    rep = sub.add_parser("replay", help="run one program (JSON) on backends")
+    rep.add_argument("case", help="a program JSON file, e.g. out/cases/<case id>.json")
+    rep.add_argument("--backend", action="append", choices=BACKENDS)
+    rep.set_defaults(func=cmd_replay)
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if getattr(args, "examples", 1) is not None and getattr(args, "examples", 1) < 1:
+        print("tcgen05-conformance: error: --examples must be at least 1", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        return args.func(args)
+    except (UsageError, ProgramError, EncodingError, ValueError) as e:
+        print(f"tcgen05-conformance: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("tcgen05-conformance: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,168 @@
+"""`run`: generate programs (every Table 39 class first, then random ones), execute them on each
+backend, and summarise. Programs are reproducible from the seed; failing ones are written out
+as JSON for `replay`."""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from hypothesis import strategies as st
+
+from conformance import __version__
+from conformance.backends.base import ERROR, FAIL, PASS, CaseResult, backend_named
+from conformance.encoding import idesc as idesc_codec
+from conformance.instructions import Tcgen05Mma
+from conformance.isa import mma
+from conformance.program import Program, dumps
+from generators.instructions import shape_classes_for_target
+from generators.programs import hopper_programs, tcgen05_programs
+from generators.sampling import draw_examples
+
+BLACKWELL_TARGETS = ("sm_100a", "sm_103a")
+HOPPER_SHARE = 0.15
+
+
+def target_for_class(c: mma.ShapeClass) -> str:
+    """The first Blackwell target where the class exists (K=96 needs sm_103a, i8 sm_100a)."""
+    for target in BLACKWELL_TARGETS:
+        if c in shape_classes_for_target(target):
+            return target
+    raise ValueError(f"no target supports {c.id}")
+
+
+def shape_class_of(op: object) -> str | None:
+    """The Table 39 class id an instruction exercises, if it is a legal-shaped tcgen05.mma."""
+    if not isinstance(op, Tcgen05Mma) or op.kind not in mma.KINDS:
+        return None
+    d = idesc_codec.decode(op.kind, op.idesc)
+    c = mma.shape_class_for(op.kind, op.ws, op.cta_group, op.sparse, d.m, d.k96)
+    return c.id if c else None
+
+
+def generate_programs(examples: int, seed: int) -> list[Program]:
+    """`examples` programs: one per Table 39 class first (coverage), then random ones, a share
+    of them Hopper (wgmma / mma.sp on sm_90a). The same seed gives the same list."""
+    classes = list(mma.SHAPE_CLASSES)
+    programs = [
+        draw_examples(tcgen05_programs(target_for_class(c), c), 1, seed + k)[0]
+        for k, c in enumerate(classes[:examples])
+    ]
+    rest = examples - len(programs)
+    if rest > 0:
+        hopper = int(rest * HOPPER_SHARE)
+        mixed = st.sampled_from(BLACKWELL_TARGETS).flatmap(tcgen05_programs)
+        programs += draw_examples(mixed, rest - hopper, seed + 100_003)
+        programs += draw_examples(hopper_programs(), hopper, seed + 200_003) if hopper else []
+    return programs
+
+
+@dataclass
+class BackendSummary:
+    ran: int = 0
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    skipped: int = 0
+    skip_reason: str | None = None
+    duration_s: float = 0.0
+
+
+@dataclass
+class RunOutcome:
+    programs: list[Program]
+    results: dict[str, list[CaseResult]] = field(default_factory=dict)
+    summaries: dict[str, BackendSummary] = field(default_factory=dict)
+
+
+class Progress:
+    """Cases done, rate and ETA on a terminal; silent when stderr is not one or under CI."""
+
+    def __init__(self, label: str, total: int):
+        self.label, self.total, self.start = label, total, time.perf_counter()
+        self.live = sys.stderr.isatty() and os.environ.get("CI") != "true"
+
+    def __call__(self, done: int) -> None:
+        if not self.live:
+            return
+        elapsed = time.perf_counter() - self.start
+        rate = done / elapsed if elapsed else 0.0
+        eta = (self.total - done) / rate if rate else 0.0
+        sys.stderr.write(f"\r[{self.label}] {done}/{self.total} cases, {rate:.1f}/s, ETA {eta:.0f}s ")
+        if done == self.total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def execute(programs: list[Program], backends: Sequence[str]) -> RunOutcome:
+    outcome = RunOutcome(programs)
+    for name in backends:
+        backend = backend_named(name)
+        summary = BackendSummary()
+        reason = backend.unavailable_reason()
+        started = time.perf_counter()
+        if reason:
+            summary.skipped, summary.skip_reason = len(programs), reason
+            results = [CaseResult(p.case_id, "skip", reason) for p in programs]
+        else:
+            results = backend.run(programs, Progress(name, len(programs)))
+            counts = Counter(r.status for r in results)
+            summary.ran = len(results) - counts["skip"]
+            summary.passed, summary.failed = counts[PASS], counts[FAIL]
+            summary.errors, summary.skipped = counts[ERROR], counts["skip"]
+        summary.duration_s = round(time.perf_counter() - started, 3)
+        outcome.results[name], outcome.summaries[name] = results, summary
+    return outcome
+
+
+def coverage(programs: Sequence[Program]) -> dict:
+    per_class = Counter(c for p in programs for c in map(shape_class_of, p.ops) if c)
+    hopper = Counter(op.OP for p in programs for op in p.ops if op.OP in ("wgmma.mma_async", "mma.sp"))
+    total = [c.id for c in mma.SHAPE_CLASSES]
+    return {
+        "classes_total": len(total),
+        "classes_hit": sum(1 for c in total if per_class[c]),
+        "classes_missed": [c for c in total if not per_class[c]],
+        "per_class": {c: per_class[c] for c in total},
+        "hopper_programs": dict(hopper),
+    }
+
+
+def summary(outcome: RunOutcome, seed: int, examples: int, duration: float, command: list[str]) -> dict:
+    failures = []
+    for name, results in outcome.results.items():
+        for p, r in zip(outcome.programs, results):
+            if r.status in (FAIL, ERROR):
+                failures.append({"backend": name, "case_id": r.case_id, "status": r.status,
+                                 "label": p.label, "detail": r.detail,
+                                 "replay": f"tcgen05-conformance replay cases/{r.case_id}.json --backend {name}"})
+    return {
+        "tool": "tcgen05-conformance",
+        "version": __version__,
+        "command": " ".join(command),
+        "machine": f"{platform.node()} ({platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()})",
+        "seed": seed,
+        "examples": examples,
+        "cases": len(outcome.programs),
+        "duration_s": round(duration, 3),
+        "backends": {n: vars(s) for n, s in outcome.summaries.items()},
+        "coverage": coverage(outcome.programs),
+        "failures": failures,
+    }
+
+
+def write_failing_cases(outcome: RunOutcome, directory: str) -> None:
+    """Each failing program as DIR/cases/<case id>.json, replayable on its own."""
+    failing = {r.case_id for results in outcome.results.values() for r in results if r.status in (FAIL, ERROR)}
+    if not failing:
+        return
+    os.makedirs(os.path.join(directory, "cases"), exist_ok=True)
+    for p in outcome.programs:
+        if p.case_id in failing:
+            with open(os.path.join(directory, "cases", f"{p.case_id}.json"), "w", encoding="utf-8") as f:
+                f.write(dumps(p) + "\n")

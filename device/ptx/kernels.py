@@ -1,0 +1,281 @@
+"""A program as one complete PTX kernel.
+
+tcgen05 (sm_100a / sm_103a), one CTA or a CTA pair (cluster of 2) for cta_group::2, 128 threads:
+copy the program's shared-memory image in from global memory; warp 0 allocates TMEM; every warp
+writes its 32-lane quarter of the initial TMEM image (tcgen05.st.32x32b); fences; thread 0 of the
+issuing CTA issues the operations and tcgen05.commit to an mbarrier; everyone waits on it; every
+warp reads back its quarter of the allocated columns (tcgen05.ld.32x32b) into global memory; warp
+0 deallocates. Kernel parameters: the shared-memory images (per CTA, `smem_bytes` each), the
+initial TMEM images and the result images (per CTA, 128 x tmem_columns words, lane-major).
+
+Hopper (sm_90a): wgmma (one warpgroup) or mma.sp (one warp) with the shared-memory image copied
+in, operand registers loaded per thread from global memory and D stored per thread.
+"""
+
+from __future__ import annotations
+
+from conformance.instructions import (
+    MmaSp,
+    Tcgen05Cp,
+    Tcgen05Mma,
+    Tcgen05Shift,
+    WgmmaMma,
+)
+from conformance.isa.targets import PTX_VERSION
+from conformance.program import Program
+from device.ptx.instructions import (
+    REGISTER_DECLARATIONS,
+    mma_sp_fragment_registers,
+    operand_moves,
+    render,
+)
+
+ISSUED_OPS = (Tcgen05Mma, Tcgen05Cp, Tcgen05Shift)  # single-thread asynchronous operations
+LD_CHUNK = 32  # columns per tcgen05.ld / tcgen05.st (.32x32b.x32: 32 registers per thread)
+
+
+class UnsupportedProgram(ValueError):
+    """A program this kernel generator cannot express (named in the message)."""
+
+
+def smem_bytes(p: Program) -> int:
+    end = max((s.offset + len(s.data) for s in p.smem), default=0)
+    return max(16, (end + 15) // 16 * 16)
+
+
+def cta_group(p: Program) -> int:
+    groups = {getattr(op, "cta_group", 1) for op in p.ops if isinstance(op, ISSUED_OPS)}
+    if len(groups) > 1:
+        raise UnsupportedProgram(
+            "all tcgen05 instructions within a kernel must specify the same .cta_group "
+            "(PTX ISA 9.7.16.10.9.1) [kernel.cta-group]"
+        )
+    return groups.pop() if groups else p.ctas
+
+
+def _header(target: str) -> str:
+    return f".version {PTX_VERSION}\n.target {target}\n.address_size 64\n\n"
+
+
+def _copy_in(size: int) -> str:
+    """Copy `size` bytes (a multiple of 16) from %rd_in to dynamic shared memory, 16 B a thread."""
+    return f"""
+  // shared-memory image: {size} bytes, 16 bytes per thread per step
+  mov.u32 %r_i, %r_tid;
+COPY_IN:
+  setp.ge.u32 %p_done, %r_i, {size // 16};
+  @%p_done bra COPY_IN_DONE;
+  mul.wide.u32 %rd_off, %r_i, 16;
+  add.u64 %rd_src, %rd_in, %rd_off;
+  ld.global.v4.b32 {{%v0, %v1, %v2, %v3}}, [%rd_src];
+  cvt.u32.u64 %r_off, %rd_off;
+  add.u32 %r_dst, %r_smem, %r_off;
+  st.shared.v4.b32 [%r_dst], {{%v0, %v1, %v2, %v3}};
+  add.u32 %r_i, %r_i, {THREADS};
+  bra COPY_IN;
+COPY_IN_DONE:
+"""
+
+
+THREADS = 128
+_KERNEL_REGS = """\
+  .reg .pred %p_done, %p_leader, %p_ready, %p_warp0, %p_issuer;
+  .reg .b32 %r_tid, %r_warp, %r_i, %r_off, %r_dst, %r_smem, %r_base, %r_quarter, %r_cta, %r_col;
+  .reg .b64 %rd_in, %rd_tmem_in, %rd_out, %rd_off, %rd_src, %rd_row;"""
+
+
+def _tmem_rows(direction: str, columns: int) -> str:
+    """Each warp moves its 32-lane quarter between TMEM and global, LD_CHUNK columns at a time."""
+    regs = "{" + ", ".join(f"%v{k}" for k in range(LD_CHUNK)) + "}"
+    lines = [
+        "  // this thread's TMEM lane (32 x warp + lane) and its row of the global image",
+        "  mul.wide.u32 %rd_row, %r_tid, " + str(columns * 4) + ";",
+        f"  add.u64 %rd_row, %rd_row, {'%rd_tmem_in' if direction == 'st' else '%rd_out'};",
+    ]
+    for chunk in range(0, columns, LD_CHUNK):
+        lines.append(f"  add.u32 %r_col, %r_quarter, {chunk};")
+        quads = [(k, "{" + ", ".join(f"%v{k + j}" for j in range(4)) + "}") for k in range(0, LD_CHUNK, 4)]
+        if direction == "st":
+            for k, quad in quads:
+                lines.append(f"  ld.global.v4.b32 {quad}, [%rd_row+{(chunk + k) * 4}];")
+            lines.append(f"  tcgen05.st.sync.aligned.32x32b.x{LD_CHUNK}.b32 [%r_col], {regs};")
+        else:
+            lines.append(f"  tcgen05.ld.sync.aligned.32x32b.x{LD_CHUNK}.b32 {regs}, [%r_col];")
+            lines.append("  tcgen05.wait::ld.sync.aligned;")
+            for k, quad in quads:
+                lines.append(f"  st.global.v4.b32 [%rd_row+{(chunk + k) * 4}], {quad};")
+    if direction == "st":
+        lines.append("  tcgen05.wait::st.sync.aligned;")
+    return "\n".join(lines) + "\n"
+
+
+def _relocated(op, p: Program) -> list[str]:
+    """Operand moves with every TMEM address made absolute (program addresses are relative to
+    the allocation base in %r_base)."""
+    moves = operand_moves(op)
+    out = []
+    for m in moves:
+        out.append(m)
+        for reg in ("%r_d", "%r_a", "%r_meta", "%r_sfa", "%r_sfb", "%r_t"):
+            if m.startswith(f"mov.b32 {reg},"):
+                out.append(f"add.u32 {reg}, {reg}, %r_base;")
+    return out
+
+
+def tcgen05_kernel(p: Program) -> str:
+    """The PTX module of a tcgen05 program."""
+    bad = [op.OP for op in p.ops if not isinstance(op, ISSUED_OPS)]
+    if bad:
+        raise UnsupportedProgram(
+            f"the tcgen05 kernel issues tcgen05.mma, .cp and .shift; it manages alloc, ld, st, "
+            f"wait, fence and commit itself, so a program may not contain {bad[0]}"
+        )
+    group = cta_group(p)
+    size = smem_bytes(p)
+    cluster = "\n.reqnctapercluster 2, 1, 1" if group == 2 else ""
+    body = []
+    for op in p.ops:
+        body += [f"  {m}" for m in _relocated(op, p)] + [f"  {render(op)}"]
+    multicast = ".multicast::cluster" if group == 2 else ""
+    mask = ", %h_mask" if group == 2 else ""
+    issuer = "%r_cta, 0" if group == 2 else "%r_tid, %r_tid"
+    return _header(p.target) + f""".extern .shared .align 1024 .b8 smem_image[];
+.shared .align 16 .b32 taddr_slot;
+.shared .align 8 .b64 mbar;
+
+.visible .entry program(.param .u64 p_smem, .param .u64 p_tmem_in, .param .u64 p_out)
+.maxntid {THREADS}, 1, 1{cluster}
+{{
+{REGISTER_DECLARATIONS}
+{_KERNEL_REGS}
+  mov.u32 %r_tid, %tid.x;
+  shr.u32 %r_warp, %r_tid, 5;
+  mov.u32 %r_cta, %cluster_ctarank;
+  mov.u32 %r_smem, smem_image;
+  ld.param.u64 %rd_in, [p_smem];
+  ld.param.u64 %rd_tmem_in, [p_tmem_in];
+  ld.param.u64 %rd_out, [p_out];
+  cvta.to.global.u64 %rd_in, %rd_in;
+  cvta.to.global.u64 %rd_tmem_in, %rd_tmem_in;
+  cvta.to.global.u64 %rd_out, %rd_out;
+  // this CTA's slices of the global images
+  mul.wide.u32 %rd_off, %r_cta, {size};
+  add.u64 %rd_in, %rd_in, %rd_off;
+  mul.wide.u32 %rd_off, %r_cta, {128 * p.tmem_columns * 4};
+  add.u64 %rd_tmem_in, %rd_tmem_in, %rd_off;
+  add.u64 %rd_out, %rd_out, %rd_off;
+{_copy_in(size)}
+  fence.proxy.async.shared::cta;
+  setp.eq.u32 %p_warp0, %r_warp, 0;
+  setp.eq.u32 %p_leader, %r_tid, 0;
+  mov.u64 %rd_mbar, mbar;
+  @%p_leader mbarrier.init.shared::cta.b64 [mbar], 1;
+  @%p_leader fence.mbarrier_init.release.cluster;
+  @%p_warp0 tcgen05.alloc.cta_group::{group}.sync.aligned.shared::cta.b32 [taddr_slot], {p.tmem_columns};
+  @%p_warp0 tcgen05.relinquish_alloc_permit.cta_group::{group}.sync.aligned;
+  tcgen05.fence::before_thread_sync;
+  barrier.cluster.arrive.release.aligned;
+  barrier.cluster.wait.acquire.aligned;
+  tcgen05.fence::after_thread_sync;
+  ld.shared.b32 %r_base, [taddr_slot];
+  and.b32 %r_quarter, %r_warp, 3;
+  shl.b32 %r_quarter, %r_quarter, 21;
+  add.u32 %r_quarter, %r_quarter, %r_base;
+{_tmem_rows("st", p.tmem_columns)}
+  tcgen05.fence::before_thread_sync;
+  barrier.cluster.arrive.release.aligned;
+  barrier.cluster.wait.acquire.aligned;
+  tcgen05.fence::after_thread_sync;
+  setp.eq.u32 %p_issuer, {issuer};
+  and.pred %p_issuer, %p_issuer, %p_leader;
+  @!%p_issuer bra ISSUED;
+{chr(10).join(body)}
+  mov.b16 %h_mask, 3;
+  tcgen05.commit.cta_group::{group}.mbarrier::arrive::one.shared::cluster{multicast}.b64 [%rd_mbar]{mask};
+ISSUED:
+WAIT:
+  mbarrier.try_wait.parity.shared::cta.b64 %p_ready, [mbar], 0;
+  @!%p_ready bra WAIT;
+  tcgen05.fence::after_thread_sync;
+{_tmem_rows("ld", p.tmem_columns)}
+  tcgen05.fence::before_thread_sync;
+  barrier.cluster.arrive.release.aligned;
+  barrier.cluster.wait.acquire.aligned;
+  @%p_warp0 tcgen05.dealloc.cta_group::{group}.sync.aligned.b32 %r_base, {p.tmem_columns};
+  ret;
+}}
+"""
+
+
+def hopper_kernel(p: Program) -> str:
+    """The PTX module of a wgmma or mma.sp program (sm_90a): one instruction per program."""
+    if len(p.ops) != 1 or not isinstance(p.ops[0], (WgmmaMma, MmaSp)):
+        raise UnsupportedProgram("a Hopper program holds exactly one wgmma.mma_async or mma.sp")
+    op = p.ops[0]
+    size = smem_bytes(p)
+    if isinstance(op, WgmmaMma):
+        threads, fence, wait = THREADS, "  wgmma.fence.sync.aligned;", (
+            "  wgmma.commit_group.sync.aligned;\n  wgmma.wait_group.sync.aligned 0;")
+        d_count = max(1, op.n // 4) if op.dtype == "f16" else max(1, op.n // 2)
+        inputs = [("%ra", 4)] if op.a_in_registers else []
+        inputs += [("%rh" if op.dtype == "f16" else "%sc" if op.dtype == "s32" else "%fc", d_count)]
+        outputs = inputs[-1:]
+    else:
+        threads, fence, wait = 32, "", ""
+        a, b, cd = mma_sp_fragment_registers(op)
+        acc = {"f16": "%rh", "s32": "%sc"}.get(op.ctype, "%fc")
+        inputs = [("%ra", a), ("%rb", b), (acc, cd)]
+        outputs = [(acc, cd)]
+    per_thread = sum(n for _, n in inputs) + 1  # + the sparsity metadata word
+    loads, k = [], 0
+    for prefix, count in inputs:
+        for r in range(count):
+            loads.append(f"  ld.global.b32 {prefix}{r}, [%rd_row+{4 * k}];")
+            k += 1
+    loads.append(f"  ld.global.b32 %r_e, [%rd_row+{4 * k}];")
+    stores, k = [], 0
+    for prefix, count in outputs:
+        for r in range(count):
+            stores.append(f"  st.global.b32 [%rd_out+{4 * k}], {prefix}{r};")
+            k += 1
+    out_words = k
+    moves = [f"  {m}" for m in operand_moves(op) if not m.startswith("mov.b32 %r_e")]
+    return _header(p.target) + f""".extern .shared .align 1024 .b8 smem_image[];
+
+.visible .entry program(.param .u64 p_smem, .param .u64 p_regs, .param .u64 p_out)
+.maxntid {threads}, 1, 1
+{{
+{REGISTER_DECLARATIONS}
+{_KERNEL_REGS}
+  mov.u32 %r_tid, %tid.x;
+  mov.u32 %r_smem, smem_image;
+  ld.param.u64 %rd_in, [p_smem];
+  ld.param.u64 %rd_row, [p_regs];
+  ld.param.u64 %rd_out, [p_out];
+  cvta.to.global.u64 %rd_in, %rd_in;
+  cvta.to.global.u64 %rd_row, %rd_row;
+  cvta.to.global.u64 %rd_out, %rd_out;
+  // this thread's registers: {per_thread} words in, {out_words} words out
+  mul.wide.u32 %rd_off, %r_tid, {per_thread * 4};
+  add.u64 %rd_row, %rd_row, %rd_off;
+  mul.wide.u32 %rd_off, %r_tid, {out_words * 4};
+  add.u64 %rd_out, %rd_out, %rd_off;
+{_copy_in(size).replace(str(THREADS), str(threads))}
+  fence.proxy.async.shared::cta;
+  bar.sync 0;
+{chr(10).join(loads)}
+{chr(10).join(moves)}
+{fence}
+  {render(op)}
+{wait}
+{chr(10).join(stores)}
+  ret;
+}}
+"""
+
+
+def kernel(p: Program) -> str:
+    """The PTX module that runs program `p` on its target."""
+    if any(isinstance(op, (WgmmaMma, MmaSp)) for op in p.ops):
+        return hopper_kernel(p)
+    return tcgen05_kernel(p)

@@ -1,0 +1,68 @@
+"""The legality model and the generated kernels against the assembler (ptxas in nvJitLink)."""
+
+import pytest
+
+from conformance.isa import mma
+from conformance.legality.against_assembler import assemble_instructions, run_legality
+from conformance.legality.rules import ASSEMBLER, RULES
+from conformance.program import Program
+from conformance.runner import target_for_class
+from device.assembler import assemble, rule_for_diagnostic
+from device.ptx.kernels import UnsupportedProgram, kernel
+from generators.programs import hopper_programs, tcgen05_programs
+from generators.sampling import draw_examples
+from generators.violations import breakable_rules, illegal_instructions
+from tests.conftest import needs_assembler
+
+pytestmark = needs_assembler
+
+
+@pytest.mark.parametrize("arch", ["sm_100a", "sm_103a", "sm_90a", "sm_80"])
+def test_model_and_assembler_agree_on_random_instructions(arch):
+    report = run_legality(arch, 400, seed=1)
+    assert report.legal_rejected == 0, report.disagreements
+    assert report.illegal_accepted == 0, report.disagreements
+    assert report.legal_accepted == 200 and report.illegal == 200
+
+
+@pytest.mark.parametrize("arch", ["sm_100a", "sm_103a", "sm_90a"])
+def test_each_assembler_rule_is_rejected_by_ptxas(arch):
+    rules = [r for r in breakable_rules(arch) if RULES[r].checked_by == ASSEMBLER]
+    drawn = [draw_examples(illegal_instructions(arch, r), 1, seed=2)[0] for r in rules]
+    outcomes = assemble_instructions([i for _, i in drawn], arch)
+    accepted = [rule for (rule, _), o in zip(drawn, outcomes) if o.ok]
+    assert accepted == []
+
+
+def test_known_diagnostics_map_to_rules():
+    assert rule_for_diagnostic("Feature '.kind::i8' not supported on .target 'sm_103a'") == "target.kind-i8"
+    assert rule_for_diagnostic("Argument 1 of instruction 'tcgen05.alloc': value '16' out of range") == "alloc.columns"
+    assert rule_for_diagnostic("something new") is None
+
+
+def test_every_table_39_class_kernel_assembles_for_its_target():
+    programs = [draw_examples(tcgen05_programs(target_for_class(c), c), 1, seed=4)[0]
+                for c in mma.SHAPE_CLASSES]
+    for p in programs:
+        result = assemble(kernel(p), p.target)
+        assert result.ok, (p.label, [d.message for d in result.diagnostics][:3])
+
+
+def test_hopper_kernels_assemble_for_sm_90a():
+    for p in draw_examples(hopper_programs(), 12, seed=9):
+        result = assemble(kernel(p), "sm_90a")
+        assert result.ok, (p.ops[0], [d.message for d in result.diagnostics][:3])
+
+
+def test_a_tcgen05_kernel_does_not_assemble_for_hopper():
+    p = draw_examples(tcgen05_programs("sm_100a", mma.SHAPE_CLASSES[0]), 1, seed=4)[0]
+    result = assemble(kernel(p), "sm_90a")
+    assert not result.ok
+
+
+def test_mixed_cta_groups_in_one_kernel_are_refused():
+    a = draw_examples(tcgen05_programs("sm_100a", mma.SHAPE_CLASSES[0]), 1, seed=4)[0]
+    cta2 = next(c for c in mma.SHAPE_CLASSES if c.cta_group == 2 and c.kind == "f16")
+    b = draw_examples(tcgen05_programs("sm_100a", cta2), 1, seed=4)[0]
+    with pytest.raises(UnsupportedProgram, match="kernel.cta-group"):
+        kernel(Program(target="sm_100a", ops=a.ops + b.ops, ctas=2))
