@@ -78,6 +78,16 @@ def _(draw, target):
     return replace(i, b_desc=sdesc_codec.encode(replace(b, swizzle="128B", base_offset=0, lbo_absolute=True, fixed_field_errors=())))
 
 
+@breaks("syntax.qualifier")
+def _(draw, target):
+    assume("tcgen05" in target_named(target).families)
+    return draw(st.sampled_from((
+        Tcgen05Alloc(cta_group=draw(st.sampled_from((0, 3, 4))), columns=32),
+        Tcgen05Cp("128x256b", src_fmt="b2x16_p8"),
+        Tcgen05Ld("32x32b", 2, red_op="add", red_type="u32"),
+    )))
+
+
 @breaks("mma.ws.cta-group")
 def _(draw, target):
     return replace(draw(_mma_where(target, lambda c: c.ws and c.m == 128)), cta_group=2)
@@ -551,6 +561,7 @@ RULE_TARGET_NEEDS: dict[str, tuple[str, bool]] = {
     "mma.scale-vec.k96": ("K=96", True),
     "sdesc.lbo-absolute": ("lbo-absolute", True),
     "shift.lane-alignment": ("tcgen05.shift", True),
+    "syntax.qualifier": ("tcgen05.ld.red", True),
     "ld.red.shape": ("tcgen05.ld.red", True),
     "ld.red.num": ("tcgen05.ld.red", True),
     "ld.red.abs-nan": ("tcgen05.ld.red", True),

@@ -77,3 +77,12 @@ def test_replay_of_an_illegal_program_fails_naming_the_rule(tmp_path, capsys):
     case.write_text(dumps(Program(target="sm_100a", ops=(Tcgen05Mma(kind="f16", idesc=bad, b_desc=1 << 46),))))
     assert main(["replay", str(case), "--backend", "ptxas"]) == 1
     assert "[idesc.shape-n]" in capsys.readouterr().out
+
+
+def test_docs_rule_list_is_generated_from_the_rule_table():
+    from pathlib import Path
+
+    from conformance.legality.document import rules_markdown
+
+    text = (Path(__file__).parent.parent / "docs" / "legality-rules.md").read_text()
+    assert text == rules_markdown(), "regenerate: python -m conformance.legality.document > docs/legality-rules.md"

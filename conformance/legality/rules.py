@@ -149,8 +149,6 @@ _RULES = (
     Rule("ld.red.num", f"{_T}.8.3", "with .red, .num must be at least .x2", ASSEMBLER),
     Rule("ld.red.abs-nan", f"{_T}.8.3 syntax", ".abs and .NaN only with .f32", ASSEMBLER),
     Rule("ld.red.pack", f"{_T}.8.3 syntax", ".pack::16b is not available with .red", ASSEMBLER),
-    Rule("ldst.warp-lanes", f"{_T}.8.1",
-         "warp w of a warpgroup reaches lanes 32w..32w+31 only", ORACLE),
     Rule("cp.multicast", f"{_T}.9.2",
          ".64x128b requires .warpx2::02_13 or ::01_23, .32x128b requires .warpx4, other shapes "
          "take no multicast", ASSEMBLER),
