@@ -14,7 +14,7 @@ from conformance.encoding import idesc as idesc_codec
 from conformance.encoding import sdesc as sdesc_codec
 from conformance.encoding import taddr as taddr_codec
 from conformance.encoding import zcmask as zcmask_codec
-from conformance.instructions import MmaSp, Tcgen05Alloc, Tcgen05Cp, Tcgen05Ld, Tcgen05Mma, Tcgen05Shift, WgmmaMma
+from conformance.instructions import MmaSp, Tcgen05Alloc, Tcgen05Cp, Tcgen05Ld, Tcgen05Mma, Tcgen05Shift
 from conformance.isa import data_movement as dm
 from conformance.isa import hopper, mma
 from conformance.isa.targets import TARGETS, target as target_named

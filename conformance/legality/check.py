@@ -28,7 +28,6 @@ from conformance.instructions import (
 )
 from conformance.isa import data_movement as dm
 from conformance.isa import hopper, mma
-from conformance.isa.swizzle import SWIZZLE_MODES
 from conformance.isa.targets import Target, target as target_named
 from conformance.legality.rules import RULES
 
