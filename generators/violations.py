@@ -506,6 +506,12 @@ def _(draw, target):
     return replace(draw(legal.wgmma(target).filter(lambda i: i.atype not in ("s8", "u8"))), satfinite=True)
 
 
+@breaks("sdesc.sm90-reserved")
+def _(draw, target):
+    i = draw(legal.wgmma(target))
+    return replace(i, b_desc=i.b_desc | (1 << draw(st.sampled_from((14, 30, 46, 47, 48, 52, 61)))))
+
+
 @breaks("wgmma.sparse-selector")
 def _(draw, target):
     i = draw(legal.wgmma(target).filter(lambda i: i.sparse))
@@ -549,6 +555,7 @@ def _(draw, target):
 
 
 FAMILY_OF_RULE_PREFIX = {"wgmma": "wgmma", "mma-sp": "mma.sp", "target": None}
+FAMILY_OF_RULE = {"sdesc.sm90-reserved": "wgmma"}
 # Target features a rule can be broken alone with (+) or only without (-).
 RULE_TARGET_NEEDS: dict[str, tuple[str, bool]] = {
     "target.kind-i8": ("kind::i8", False),
@@ -575,7 +582,7 @@ def breakable_rules(target: str) -> list[str]:
     rules = []
     for rule in BREAKERS:
         prefix = rule.split(".")[0]
-        fam = FAMILY_OF_RULE_PREFIX.get(prefix, "tcgen05")
+        fam = FAMILY_OF_RULE.get(rule, FAMILY_OF_RULE_PREFIX.get(prefix, "tcgen05"))
         if fam is not None and fam not in t.families:
             continue
         if rule.startswith("target.") and rule != "target.family" and "tcgen05" not in t.families:
