@@ -134,6 +134,40 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return worst
 
 
+def cmd_vectors(args: argparse.Namespace) -> int:
+    from oracles.numerics import VectorFileError, check_vectors
+
+    try:
+        result = check_vectors(args.dir, args.profile)
+    except (VectorFileError, FileNotFoundError, NotADirectoryError) as e:
+        raise UsageError(str(e)) from None
+    result["command"] = " ".join(["tcgen05-conformance", *sys.argv[1:]])
+    if args.json:
+        print(json.dumps(result, indent=1))
+    else:
+        rows = [[f["file"], f["format"], f["output"], f["vectors"], f["mismatches"]] for f in result["files"]]
+        print(tabulate(rows, ["file", "format", "output", "vectors", "mismatches"], tablefmt="simple"))
+        print(f"profile {args.profile}: {result['vectors']} vectors, {result['mismatches']} mismatches")
+    return EXIT_OK if result["mismatches"] == 0 else EXIT_FAILED
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from oracles.numerics.benchmark import bench
+
+    result = bench(batch=args.batch)
+    if args.json:
+        print(json.dumps(result, indent=1))
+    else:
+        rows = [[r["profile"], r["input"], r["accumulator"], r["K"], r["vectorised_us"], r["reference_us"],
+                 r["speedup"], r["reference_agrees"]] for r in result["cases"]]
+        print(tabulate(rows, ["profile", "input", "acc", "K", "us / inner product", "reference us", "ratio",
+                              "agrees"], tablefmt="simple"))
+        t = result["target"]
+        print(f"target: {t['case']} at most {t['limit_us']} us: measured {t['measured_us']} us "
+              f"({'met' if t['met'] else 'NOT met'})")
+    return EXIT_OK
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(
         prog="tcgen05-conformance",
@@ -168,6 +202,19 @@ def parser() -> argparse.ArgumentParser:
     dec.add_argument("--n", type=int, help="N, to generate a zero-column mask")
     dec.add_argument("--json", action="store_true")
     dec.set_defaults(func=cmd_decode)
+
+    vec = sub.add_parser("vectors", help="check a numeric profile against recorded tensor-core vectors")
+    vec_sub = vec.add_subparsers(dest="vectors_command", required=True)
+    chk = vec_sub.add_parser("check", help="replay recorded inner products through a profile and count mismatches")
+    chk.add_argument("dir", help="a GPU folder (e.g. ../shared/data/tensor-core-vectors/B200) or one format folder")
+    chk.add_argument("--profile", required=True, choices=("exact", "sm_90a", "sm_100a"))
+    chk.add_argument("--json", action="store_true")
+    chk.set_defaults(func=cmd_vectors)
+
+    ben = sub.add_parser("bench", help="oracle throughput: microseconds per inner product per format")
+    ben.add_argument("--batch", type=int, default=100_000, help="inner products per timed batch")
+    ben.add_argument("--json", action="store_true")
+    ben.set_defaults(func=cmd_bench)
 
     rep = sub.add_parser("replay", help="run one program (JSON) on backends")
     rep.add_argument("case", help="a program JSON file, e.g. out/cases/<case id>.json")

@@ -86,3 +86,39 @@ def test_docs_rule_list_is_generated_from_the_rule_table():
 
     text = (Path(__file__).parent.parent / "docs" / "legality-rules.md").read_text()
     assert text == rules_markdown(), "regenerate: python -m conformance.legality.document > docs/legality-rules.md"
+
+
+def _vectors_dir():
+    from tests.numerics.test_numerics_recorded import DATA
+
+    return DATA
+
+
+def test_vectors_check_b200_with_sm_100a_has_no_mismatch(capsys):
+    data = _vectors_dir()
+    if not (data / "B200").is_dir():
+        pytest.skip(f"recorded vectors not found at {data}")
+    assert main(["vectors", "check", str(data / "B200" / "fp16"), "--profile", "sm_100a", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["vectors"] == 2 * 2500 and out["mismatches"] == 0
+
+
+def test_vectors_check_with_the_wrong_profile_exits_1(capsys):
+    data = _vectors_dir()
+    if not (data / "H100").is_dir():
+        pytest.skip(f"recorded vectors not found at {data}")
+    # H100 fp8 -> f32 comes from wgmma with a different datapath than B200's mma.sync.
+    assert main(["vectors", "check", str(data / "H100" / "E4M3"), "--profile", "sm_100a", "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["mismatches"] > 0
+
+
+def test_vectors_check_of_a_malformed_folder_is_one_line_exit_2(tmp_path, capsys):
+    folder = tmp_path / "fp16"
+    folder.mkdir()
+    (folder / "a_X_fp16.txt").write_text("3c00 zz\n")
+    (folder / "b_X_fp16.txt").write_text("3c00 3c00\n")
+    (folder / "c_X_fp32.txt").write_text("0" * 32 + "\n")
+    (folder / "d_X_fp32.txt").write_text("0" * 32 + "\n")
+    assert main(["vectors", "check", str(folder), "--profile", "exact"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("tcgen05-conformance: error: ") and "\n" not in err

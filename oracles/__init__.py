@@ -1,0 +1,1 @@
+"""Reference models: semantics and numerics (the golden oracle)."""

@@ -1,0 +1,487 @@
+"""Profiles: the tensor-core inner-product behaviour of one target, as pure data.
+
+A :class:`Profile` maps ``(input format, accumulator format)`` to a :class:`Datapath`,
+the handful of structural parameters of the inner-product model (see docs/numerics.md):
+
+* the products of one instruction step (``k_step`` of them) are dealt into
+  ``split_ways`` fused groups (``k`` goes to group ``(k // split_stride) % split_ways``);
+* each fused group aligns its terms to its largest exponent keeping ``align_frac_bits``
+  bits below it (truncating the rest toward zero), adds them exactly, and rounds the sum
+  once to ``group_precision`` bits (``group_rounding``) in the accumulator's exponent range;
+* the groups of a step are chained (each group's result is the next group's accumulator);
+* the accumulator input ``c`` either joins the first group as one more aligned term
+  (``c_entry="first_group"``) or is added after the step's groups with a separate,
+  correctly rounded addition (``c_entry="final_add"``, rounding ``final_rounding``);
+* steps are chained the same way when K exceeds ``k_step``.
+
+Every parameter of every datapath carries a provenance string, stored beside the values
+(``Datapath.provenance``), saying whether it was fitted to recorded vectors, taken from
+the publishers' model, or assumed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from types import MappingProxyType
+from typing import Literal, Mapping
+
+Rounding = Literal["rne", "rz"]
+
+#: Fields of :class:`Datapath` that are model parameters (and so need provenance).
+PARAMETERS = (
+    "instruction",
+    "k_step",
+    "split_ways",
+    "split_stride",
+    "align_frac_bits",
+    "group_precision",
+    "group_rounding",
+    "c_entry",
+    "final_rounding",
+    "subnormal_inputs",
+    "subnormal_outputs",
+)
+
+
+@dataclass(frozen=True)
+class Datapath:
+    """Structural parameters of one (input format, accumulator format) datapath.
+
+    ``k_step=None`` puts all K products in one group; ``align_frac_bits=None`` keeps every
+    bit (exact alignment); ``group_precision=None`` means the accumulator's precision.
+    """
+
+    instruction: str
+    k_step: int | None
+    split_ways: int
+    split_stride: int
+    align_frac_bits: int | None
+    group_precision: int | None
+    group_rounding: Rounding
+    c_entry: Literal["first_group", "final_add"]
+    final_rounding: Rounding
+    subnormal_inputs: bool
+    subnormal_outputs: bool
+    provenance: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        missing = [p for p in PARAMETERS if p not in self.provenance]
+        if missing:
+            raise ValueError(f"datapath parameters without provenance: {missing}")
+        if self.k_step is not None and self.k_step % self.split_ways:
+            raise ValueError("k_step must be a multiple of split_ways")
+        object.__setattr__(self, "provenance", MappingProxyType(dict(self.provenance)))
+
+    def as_dict(self) -> dict:
+        """JSON-able view: every parameter with its value and provenance."""
+        return {
+            p: {"value": getattr(self, p), "provenance": self.provenance[p]} for p in PARAMETERS
+        }
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A target's datapaths, keyed by (input format name, accumulator format name).
+
+    ``default`` (if set) is used for combinations not listed; ``int_overflow`` is what the
+    integer kinds do with s32 overflow when the caller does not ask for saturation.
+    """
+
+    name: str
+    description: str
+    datapaths: Mapping[tuple[str, str], Datapath]
+    default: Datapath | None = None
+    int_overflow: Literal["wrap", "saturate"] = "wrap"
+    int_overflow_provenance: str = ""
+    unsupported: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "datapaths", MappingProxyType(dict(self.datapaths)))
+        object.__setattr__(self, "unsupported", MappingProxyType(dict(self.unsupported)))
+
+    def datapath(self, in_fmt: str, acc_fmt: str) -> Datapath:
+        """The datapath for an input/accumulator pair, or ValueError naming what is missing."""
+        if in_fmt in self.unsupported:
+            raise ValueError(f"profile {self.name}: {in_fmt} inputs: {self.unsupported[in_fmt]}")
+        dp = self.datapaths.get((in_fmt, acc_fmt), self.default)
+        if dp is None:
+            raise ValueError(f"profile {self.name} has no datapath for {in_fmt} -> {acc_fmt}")
+        return dp
+
+    def as_dict(self) -> dict:
+        """JSON-able description of the profile with per-parameter provenance."""
+        out = {
+            "name": self.name,
+            "description": self.description,
+            "int_overflow": {
+                "value": self.int_overflow,
+                "provenance": self.int_overflow_provenance,
+            },
+            "datapaths": {f"{i}->{a}": dp.as_dict() for (i, a), dp in self.datapaths.items()},
+        }
+        if self.default is not None:
+            out["default"] = self.default.as_dict()
+        if self.unsupported:
+            out["unsupported"] = dict(self.unsupported)
+        return out
+
+
+def _dp(values: dict, provenance: dict) -> Datapath:
+    return Datapath(**values, provenance=provenance)
+
+
+# --------------------------------------------------------------------------------------
+# Provenance vocabulary.  "Fitted" statements give the range of values that reproduce the
+# development split with 0 mismatches (python -m oracles.numerics.fit prints the sweeps);
+# the value chosen inside the range is explained.
+# --------------------------------------------------------------------------------------
+_PAPER = "Khattak & Mikaitis, arXiv:2512.07004, MATLAB models B200TC.m / H100TC.m"
+_SUBN_IN = (
+    "assumed supported (publishers' models: in_subnormals=1); the dev vectors contain "
+    "subnormal inputs and reproduce"
+)
+_SUBN_OUT = (
+    "assumed gradual underflow (publishers' models: out_subnormals=1); "
+    "not exercised by the dev vectors"
+)
+_WRAP = "assumed: PTX mma without .satfinite wraps modulo 2**32; not recorded"
+
+# ---------------------------------------------------------------- exact reference -------
+EXACT = _dp(
+    dict(
+        instruction="none (mathematical reference)",
+        k_step=None,
+        split_ways=1,
+        split_stride=1,
+        align_frac_bits=None,
+        group_precision=None,
+        group_rounding="rne",
+        c_entry="first_group",
+        final_rounding="rne",
+        subnormal_inputs=True,
+        subnormal_outputs=True,
+    ),
+    {p: "definition: exact sum of all products and c, one RNE rounding" for p in PARAMETERS},
+)
+
+
+def _hmma_group(
+    gpu: str,
+    k: int,
+    acc: str,
+    *,
+    fitted_f: str,
+    fitted_rounding: str,
+    fitted_group: str,
+    instruction: str,
+) -> Datapath:
+    """fp16/bf16/tf32 datapaths: one fused group of k products plus c (same on both GPUs)."""
+    return _dp(
+        dict(
+            instruction=instruction,
+            k_step=k,
+            split_ways=1,
+            split_stride=1,
+            align_frac_bits=25,
+            group_precision=None,
+            group_rounding="rne" if acc == "f16" else "rz",
+            c_entry="first_group",
+            final_rounding="rne",
+            subnormal_inputs=True,
+            subnormal_outputs=True,
+        ),
+        {
+            "instruction": f"README of the {gpu} recordings (wmma harness)",
+            "k_step": fitted_group,
+            "split_ways": f"fitted to {gpu} dev vectors: one group; splits that separate the "
+            "products fail",
+            "split_stride": "unused with split_ways=1",
+            "align_frac_bits": fitted_f,
+            "group_precision": (
+                "accumulator precision (24 for f32, 11 for f16); fitted: 13-15 bits give "
+                "~950-2500 mismatches; f16 results are rounded directly from the aligned sum "
+                "(exploration: rounding first to binary32 RZ gave 1 mismatch on B200)"
+            ),
+            "group_rounding": fitted_rounding,
+            "c_entry": (
+                f"fitted to {gpu} dev vectors: c is one more aligned term of the group "
+                "(adding c separately gives ~670-830 mismatches)"
+            ),
+            "final_rounding": "unused with c_entry=first_group",
+            "subnormal_inputs": _SUBN_IN,
+            "subnormal_outputs": _SUBN_OUT,
+        },
+    )
+
+
+def _fp8_mma_sync(gpu: str, acc: str) -> Datapath:
+    """fp8 through mma.sync m16n8k32: two interleaved 16-product groups, then + c."""
+    return _dp(
+        dict(
+            instruction="mma.sync.aligned.m16n8k32 (recorded)",
+            k_step=32,
+            split_ways=2,
+            split_stride=2,
+            align_frac_bits=25,
+            group_precision=None,
+            group_rounding="rne" if acc == "f16" else "rz",
+            c_entry="final_add",
+            final_rounding="rne",
+            subnormal_inputs=True,
+            subnormal_outputs=True,
+        ),
+        {
+            "instruction": f"publishers' harness mma_fp8_output_fp16/32.cu ({gpu})",
+            "k_step": "PTX shape m16n8k32 (K of one instruction)",
+            "split_ways": (
+                f"fitted to {gpu} f16-output dev vectors: two fused groups of 16 (one group "
+                "of 32: ~400-520 mismatches; 4 groups: ~650-890). The f32-output files "
+                "accept any split. Consistent with the publishers' note that the fp8 FMA "
+                "size is 16 with an interleaved pattern joining two 16-element vectors"
+            ),
+            "split_stride": (
+                "fitted: group 0 takes k mod 4 in {0,1}, group 1 k mod 4 in {2,3} "
+                "(odd/even, stride 4 and stride 8 fail with ~570-790 mismatches)"
+            ),
+            "align_frac_bits": (
+                "fitted: the f16-output files accept any value >= 18 (14: 17-29 "
+                "mismatches), the f32-output files any value >= 23; 25 chosen to equal "
+                "the fp16-input datapath, which the groups appear to reuse"
+            ),
+            "group_precision": (
+                "accumulator precision; fitted (13-15 bits give ~560-1900 mismatches)"
+            ),
+            "group_rounding": (
+                "fitted: RNE to binary16 per group (RZ: ~1070-1350 mismatches)"
+                if acc == "f16"
+                else "assumed RZ like the fp16-input f32 datapath; the dev vectors accept "
+                "RZ or RNE (fp8 group sums are almost always exact in binary32)"
+            ),
+            "c_entry": (
+                "fitted: c is added after both groups, group 0 starting from zero (c in "
+                "the first group: >890 mismatches of 2500 in every fp8 file)"
+            ),
+            "final_rounding": "fitted: the addition of c is rounded to nearest even",
+            "subnormal_inputs": _SUBN_IN,
+            "subnormal_outputs": _SUBN_OUT,
+        },
+    )
+
+
+def _fp6_fp4_assumed(acc: str) -> Datapath:
+    base = _fp8_mma_sync("B200", acc)
+    prov = {
+        p: "ASSUMED, untested: same datapath as the recorded B200 fp8 mma.sync (fp6/fp4 values "
+        "are exact in fp8 and fp16); probes in docs/numerics.md. Basis: " + base.provenance[p]
+        for p in PARAMETERS
+    }
+    return Datapath(**{p: getattr(base, p) for p in PARAMETERS}, provenance=prov)
+
+
+# ---------------------------------------------------------------- sm_100a (B200) --------
+_B200_F = (
+    "fitted to B200 dev vectors: 25 bits below the largest product exponent (sum of the "
+    "operand exponent fields); 24 and 26 give mismatches; publishers' neab=2. " + _PAPER
+)
+_RZ_B200 = "fitted to B200 dev vectors: truncation (RZ); RNE gives ~760-870 mismatches"
+_K16_B200 = (
+    "fitted: 16 reproduces, 8 gives ~470-780 mismatches; the K=16 dev vectors cannot tell "
+    "16 from 32; 16 = K of the instruction and the publishers' fma"
+)
+_K8_TF32 = (
+    "dev vectors have K=4: any group >= 4 fits, 2 fails; 8 from the publishers' model "
+    "(fma=8) and the wmma k8 shape"
+)
+_WMMA16 = "wmma m16n16k16 (recorded)"
+
+SM100A = Profile(
+    name="sm_100a",
+    description="NVIDIA B200 (Blackwell, sm_100a) tensor cores as recorded through mma.sync/wmma",
+    datapaths={
+        ("f16", "f32"): _hmma_group(
+            "B200",
+            16,
+            "f32",
+            fitted_f=_B200_F,
+            fitted_rounding=_RZ_B200,
+            fitted_group=_K16_B200,
+            instruction=_WMMA16,
+        ),
+        ("f16", "f16"): _hmma_group(
+            "B200",
+            16,
+            "f16",
+            fitted_f="fitted to B200 fp16->f16 vectors: any value >= 25 reproduces (22..24 "
+            "give 1-2 mismatches); 25 chosen to equal the f32-output datapath",
+            fitted_rounding="fitted: RNE directly to binary16 (RZ: ~1240 mismatches)",
+            fitted_group="fitted: 16 reproduces, 8 gives ~670 mismatches; 16 assumed as for f32",
+            instruction=_WMMA16,
+        ),
+        ("bf16", "f32"): _hmma_group(
+            "B200",
+            16,
+            "f32",
+            fitted_f=_B200_F,
+            fitted_rounding=_RZ_B200,
+            fitted_group=_K16_B200,
+            instruction=_WMMA16,
+        ),
+        ("tf32", "f32"): _hmma_group(
+            "B200",
+            8,
+            "f32",
+            fitted_f=_B200_F,
+            fitted_rounding=_RZ_B200,
+            fitted_group=_K8_TF32,
+            instruction="wmma m16n16k8 (recorded)",
+        ),
+        ("e4m3", "f32"): _fp8_mma_sync("B200", "f32"),
+        ("e4m3", "f16"): _fp8_mma_sync("B200", "f16"),
+        ("e5m2", "f32"): _fp8_mma_sync("B200", "f32"),
+        ("e5m2", "f16"): _fp8_mma_sync("B200", "f16"),
+        **{
+            (f, acc): _fp6_fp4_assumed(acc)
+            for f in ("e2m3", "e3m2", "e2m1")
+            for acc in ("f32", "f16")
+        },
+    },
+    int_overflow="wrap",
+    int_overflow_provenance=_WRAP,
+)
+
+# ---------------------------------------------------------------- sm_90a (H100) ---------
+_H100_F = (
+    "fitted to H100 dev vectors: 25 bits below the largest product exponent; 24 and 26 give "
+    "mismatches; publishers' neab=2. " + _PAPER
+)
+_RZ_H100 = "fitted to H100 dev vectors: truncation (RZ); RNE gives ~690-890 mismatches"
+_K16_H100 = (
+    "fitted: 16 reproduces, 8 gives ~480-780 mismatches (K=16 dev vectors); "
+    "publishers' H100TC.m fma=16"
+)
+
+_H100_WGMMA_FP8 = _dp(
+    dict(
+        instruction="wgmma.mma_async (recorded, D = A*B with a zero accumulator)",
+        k_step=32,
+        split_ways=1,
+        split_stride=1,
+        align_frac_bits=13,
+        group_precision=14,
+        group_rounding="rz",
+        c_entry="first_group",
+        final_rounding="rne",
+        subnormal_inputs=True,
+        subnormal_outputs=True,
+    ),
+    {
+        "instruction": "README of the H100 recordings: fp8 f32 results came from wgmma, D zero",
+        "k_step": (
+            "fitted to H100 fp8->f32 vectors: one fused group of 32 (16: 178-407 "
+            "mismatches of 2500); publishers' H100TC.m fma=32"
+        ),
+        "split_ways": "fitted: no split (every 2- or 4-way split fails)",
+        "split_stride": "unused with split_ways=1",
+        "align_frac_bits": (
+            "fitted to H100 fp8->f32 vectors: 13 bits below the largest product exponent "
+            "(12 and 14 fail); publishers' neab=-10 (23-10)"
+        ),
+        "group_precision": "fitted: the result keeps 14 significant bits (13 and 15 fail)",
+        "group_rounding": "fitted: truncation (RZ); RNE gives 227-358 mismatches",
+        "c_entry": (
+            "ASSUMED, untested: the recordings used a zero accumulator, so how a nonzero c "
+            "joins is unknown; modelled as one more aligned term (publishers' model)"
+        ),
+        "final_rounding": "unused with c_entry=first_group",
+        "subnormal_inputs": _SUBN_IN,
+        "subnormal_outputs": _SUBN_OUT,
+    },
+)
+
+SM90A = Profile(
+    name="sm_90a",
+    description=(
+        "NVIDIA H100 (Hopper, sm_90a) tensor cores as recorded "
+        "(wmma / mma.sync; fp8 -> f32 through wgmma)"
+    ),
+    datapaths={
+        ("f16", "f32"): _hmma_group(
+            "H100",
+            16,
+            "f32",
+            fitted_f=_H100_F,
+            fitted_rounding=_RZ_H100,
+            fitted_group=_K16_H100,
+            instruction=_WMMA16,
+        ),
+        ("f16", "f16"): _hmma_group(
+            "H100",
+            16,
+            "f16",
+            fitted_f="fitted to H100 fp16->f16 vectors: 22..25 reproduce (26 and wider give "
+            "1 mismatch); 25 chosen to equal the f32-output datapath",
+            fitted_rounding="fitted: RNE directly to binary16 (RZ: ~1280 mismatches)",
+            fitted_group="fitted: 16 reproduces, 8 gives ~670 mismatches; 16 assumed as for f32",
+            instruction=_WMMA16,
+        ),
+        ("bf16", "f32"): _hmma_group(
+            "H100",
+            16,
+            "f32",
+            fitted_f=_H100_F,
+            fitted_rounding=_RZ_H100,
+            fitted_group=_K16_H100,
+            instruction=_WMMA16,
+        ),
+        ("tf32", "f32"): _hmma_group(
+            "H100",
+            8,
+            "f32",
+            fitted_f=_H100_F,
+            fitted_rounding=_RZ_H100,
+            fitted_group=_K8_TF32,
+            instruction="wmma m16n16k8 (recorded)",
+        ),
+        ("e4m3", "f32"): _H100_WGMMA_FP8,
+        ("e5m2", "f32"): _H100_WGMMA_FP8,
+        ("e4m3", "f16"): _fp8_mma_sync("H100", "f16"),
+        ("e5m2", "f16"): _fp8_mma_sync("H100", "f16"),
+    },
+    int_overflow="wrap",
+    int_overflow_provenance=_WRAP,
+    unsupported={
+        f: "Hopper has no fp6/fp4 tensor-core inputs (PTX ISA: .e2m3/.e3m2/.e2m1 need sm_100a+)"
+        for f in ("e2m3", "e3m2", "e2m1")
+    },
+)
+
+EXACT_PROFILE = Profile(
+    name="exact",
+    description="Exact sum of all products and c, rounded once to nearest even",
+    datapaths={},
+    default=EXACT,
+    int_overflow="wrap",
+    int_overflow_provenance="definition: integer kinds are exact; overflow wraps unless asked "
+    "to saturate",
+)
+
+#: Registry of built-in profiles.
+PROFILES: dict[str, Profile] = {p.name: p for p in (EXACT_PROFILE, SM90A, SM100A)}
+
+
+def get_profile(profile: str | Profile) -> Profile:
+    """Look a profile up by name (or pass a Profile through)."""
+    if isinstance(profile, Profile):
+        return profile
+    try:
+        return PROFILES[profile]
+    except KeyError:
+        raise ValueError(f"unknown profile {profile!r}; known: {sorted(PROFILES)}") from None
+
+
+def _check_fields() -> None:
+    names = {f.name for f in fields(Datapath)} - {"provenance"}
+    assert names == set(PARAMETERS), names
+
+
+_check_fields()

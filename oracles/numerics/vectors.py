@@ -1,0 +1,242 @@
+"""Loader and checker for the recorded tensor-core vector folders.
+
+Layout (see the data folder's README): ``<GPU>/<input format>/`` holding
+``a_<GPU>_<fmt>.txt`` and ``b_<GPU>_<fmt>.txt`` (K hex binary32 words per line),
+``c_<GPU>_fp32.txt`` (one 32-character binary string per line), and one or both of
+``d_<GPU>_fp32.txt`` / ``d_<GPU>_fp16.txt`` (results; fp16 results are binary16 values
+written as binary32).  Line i of every file belongs to vector i.
+
+Recording facts applied when checking (README of the recordings):
+
+* fp16-output results used c rounded to binary16 (round to nearest even) on the GPU;
+* H100 fp8 results with binary32 output came from ``wgmma`` with a zero accumulator, so c
+  is taken as +0 whatever the c file says.  The H100 fp8 *fp16-output* files do include c
+  (they come from the mma.sync harness; the development vectors show c in every result).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .convert import NotRepresentable, f32_to_f16_rne, from_binary32, to_binary32
+from .model import inner_product
+from .profiles import Profile, get_profile
+
+#: Folder name -> input format name of the model.
+FOLDER_FORMATS = {"fp16": "f16", "bf16": "bf16", "tf32": "tf32", "E4M3": "e4m3", "E5M2": "e5m2"}
+#: Output file tag -> accumulator format name.
+OUTPUTS = {"fp32": "f32", "fp16": "f16"}
+
+#: (GPU, folder format, output tag) -> how c was fed to the GPU, with the source.
+C_ZERO = {
+    ("H100", "E4M3", "fp32"): "README: H100 fp8 binary32 results came from wgmma with D zero",
+    ("H100", "E5M2", "fp32"): "README: H100 fp8 binary32 results came from wgmma with D zero",
+}
+
+MAX_REPORTED = 5
+
+
+class VectorFileError(ValueError):
+    """A malformed vector file; the message is one line naming the file and line number."""
+
+
+@dataclass(frozen=True)
+class FormatFolder:
+    """One ``<GPU>/<fmt>/`` folder: its files and the formats they hold."""
+
+    path: Path
+    gpu: str
+    folder_format: str
+    a: Path
+    b: Path
+    c: Path
+    outputs: dict  # output tag -> Path of the d file
+
+
+def _error(path: Path, line: int, what: str) -> VectorFileError:
+    return VectorFileError(f"{path}:{line}: {what}")
+
+
+def _lines(path: Path) -> list[str]:
+    try:
+        text = path.read_text(encoding="ascii")
+    except UnicodeDecodeError as e:
+        line = path.read_bytes()[: e.start].count(b"\n") + 1
+        raise _error(path, line, "non-ASCII byte") from None
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [ln.rstrip("\r") for ln in lines]
+
+
+_HEX = re.compile(r"^[0-9a-fA-F]{1,8}$")
+_BIN = re.compile(r"^[01]{32}$")
+
+
+def read_hex_words(path: Path) -> np.ndarray:
+    """A file of K whitespace-separated hex binary32 words per line -> uint32 (lines, K)."""
+    rows: list[list[int]] = []
+    k = None
+    for i, line in enumerate(_lines(path), 1):
+        toks = line.split()
+        if not toks:
+            raise _error(path, i, "empty line")
+        if k is None:
+            k = len(toks)
+        elif len(toks) != k:
+            raise _error(path, i, f"expected {k} hex words (as on line 1), got {len(toks)}")
+        for tok in toks:
+            if not _HEX.match(tok):
+                raise _error(path, i, f"{tok!r} is not a hexadecimal binary32 word")
+        rows.append([int(tok, 16) for tok in toks])
+    if not rows:
+        raise _error(path, 1, "file is empty")
+    return np.array(rows, dtype=np.uint32)
+
+
+def read_binary_words(path: Path) -> np.ndarray:
+    """A file of one 32-character binary string per line -> uint32 (lines,)."""
+    out = []
+    for i, line in enumerate(_lines(path), 1):
+        tok = line.strip()
+        if not _BIN.match(tok):
+            raise _error(path, i, f"expected a 32-character binary string, got {tok[:40]!r}")
+        out.append(int(tok, 2))
+    if not out:
+        raise _error(path, 1, "file is empty")
+    return np.array(out, dtype=np.uint32)
+
+
+def find_folders(path: str | Path) -> list[FormatFolder]:
+    """The format folders under ``path`` (a GPU folder or a single format folder)."""
+    root = Path(path)
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root}: not a directory")
+    if list(root.glob("a_*_*.txt")):
+        return [_folder(root)]
+    subs = sorted(p for p in root.iterdir() if p.is_dir() and list(p.glob("a_*_*.txt")))
+    if not subs:
+        raise FileNotFoundError(f"{root}: no vector folder (a_<GPU>_<fmt>.txt) found")
+    return [_folder(p) for p in subs]
+
+
+def _folder(path: Path) -> FormatFolder:
+    a_files = sorted(path.glob("a_*_*.txt"))
+    if len(a_files) != 1:
+        raise VectorFileError(f"{path}: expected one a_<GPU>_<fmt>.txt file, found {len(a_files)}")
+    m = re.fullmatch(r"a_(.+)_([^_]+)\.txt", a_files[0].name)
+    if not m or m.group(2) not in FOLDER_FORMATS:
+        raise VectorFileError(f"{a_files[0]}: cannot tell GPU and input format from the file name")
+    gpu, fmt = m.group(1), m.group(2)
+    files = {n: path / f"{n}_{gpu}_{fmt}.txt" for n in ("a", "b")}
+    files["c"] = path / f"c_{gpu}_fp32.txt"
+    for p in files.values():
+        if not p.is_file():
+            raise FileNotFoundError(f"{p}: missing")
+    outputs = {
+        tag: path / f"d_{gpu}_{tag}.txt"
+        for tag in OUTPUTS
+        if (path / f"d_{gpu}_{tag}.txt").is_file()
+    }
+    if not outputs:
+        raise FileNotFoundError(f"{path}: no d_{gpu}_fp32.txt or d_{gpu}_fp16.txt")
+    return FormatFolder(path, gpu, fmt, files["a"], files["b"], files["c"], outputs)
+
+
+def _to_format(words: np.ndarray, fmt: str, path: Path) -> np.ndarray:
+    try:
+        return from_binary32(words, fmt)
+    except NotRepresentable as e:
+        line = e.index // words.shape[-1] + 1 if words.ndim == 2 else e.index + 1
+        raise _error(path, line, str(e)) from None
+
+
+def _same_length(arrays: dict[Path, np.ndarray]) -> int:
+    n = min(len(v) for v in arrays.values())
+    for p, v in arrays.items():
+        if len(v) != n:
+            short = min(arrays, key=lambda q: len(arrays[q]))
+            raise _error(p, n + 1, f"has {len(v)} lines but {short.name} has {n}")
+    return n
+
+
+def check_folder(folder: FormatFolder, profile_name: "str | Profile") -> list[dict]:
+    """Compare one format folder's recorded results with the model; one entry per d file."""
+    profile = get_profile(profile_name)
+    fmt = FOLDER_FORMATS[folder.folder_format]
+    a_words = read_hex_words(folder.a)
+    b_words = read_hex_words(folder.b)
+    c_words = read_binary_words(folder.c)
+    d_words = {tag: read_binary_words(p) for tag, p in folder.outputs.items()}
+    _same_length(
+        {
+            folder.a: a_words,
+            folder.b: b_words,
+            folder.c: c_words,
+            **{folder.outputs[t]: w for t, w in d_words.items()},
+        }
+    )
+    if a_words.shape[1] != b_words.shape[1]:
+        raise _error(
+            folder.b,
+            1,
+            f"has {b_words.shape[1]} words per line but {folder.a.name} has {a_words.shape[1]}",
+        )
+    a_bits = _to_format(a_words, fmt, folder.a)
+    b_bits = _to_format(b_words, fmt, folder.b)
+    entries = []
+    for tag, expected in d_words.items():
+        acc = OUTPUTS[tag]
+        if (folder.gpu, folder.folder_format, tag) in C_ZERO:
+            c_bits = np.zeros(len(c_words), dtype=np.uint32 if acc == "f32" else np.uint16)
+        elif acc == "f16":
+            c_bits = f32_to_f16_rne(c_words)  # harness: __float2half (RNE)
+        else:
+            c_bits = c_words
+        d_bits = inner_product(a_bits, b_bits, c_bits, fmt, acc, profile)
+        actual = to_binary32(d_bits, acc) if acc != "f32" else d_bits.astype(np.uint32)
+        if acc == "f16":
+            _to_format(expected, "f16", folder.outputs[tag])  # the file must hold binary16 values
+        bad = np.nonzero(actual != expected)[0]
+        entries.append(
+            {
+                "file": str(folder.outputs[tag]),
+                "format": folder.folder_format,
+                "output": tag,
+                "vectors": int(len(expected)),
+                "mismatches": int(len(bad)),
+                "first_mismatches": [
+                    {
+                        "line": int(i) + 1,
+                        "expected_bits": f"0x{int(expected[i]):08x}",
+                        "actual_bits": f"0x{int(actual[i]):08x}",
+                    }
+                    for i in bad[:MAX_REPORTED]
+                ],
+            }
+        )
+    return entries
+
+
+def check_vectors(path: str | Path, profile_name: str) -> dict:
+    """Check every recorded result under ``path`` (GPU folder or format folder) against a profile.
+
+    Returns a JSON-able dict: ``profile``, ``path``, ``vectors`` and ``mismatches`` (totals) and
+    ``files`` (one entry per result file: file, format, output, vectors, mismatches and up to
+    five ``first_mismatches`` with 1-based line numbers and binary32 bit patterns in hex).
+    Malformed files raise :class:`VectorFileError`.
+    """
+    files = []
+    for folder in find_folders(path):
+        files.extend(check_folder(folder, profile_name))
+    return {
+        "profile": get_profile(profile_name).name,
+        "path": str(path),
+        "vectors": sum(f["vectors"] for f in files),
+        "mismatches": sum(f["mismatches"] for f in files),
+        "files": files,
+    }

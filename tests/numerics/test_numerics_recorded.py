@@ -1,0 +1,137 @@
+"""Recorded B200/H100 vectors reproduce bit for bit; malformed files give one-line errors."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from oracles.numerics import VectorFileError, check_vectors
+
+# The recordings live in shared/ beside the checkout (CI clones the project next to it).
+DATA = Path(os.environ.get(
+    "TENSOR_CORE_VECTORS", Path(__file__).resolve().parents[3] / "shared" / "data" / "tensor-core-vectors"))
+# Never skipped silently in CI: there the recordings must be present.
+needs_data = pytest.mark.skipif(
+    not (DATA / "B200").is_dir() and os.environ.get("CI") != "true",
+    reason=f"recorded vectors not found at {DATA}",
+)
+
+EXPECTED_FILES = {
+    ("E4M3", "fp32"),
+    ("E4M3", "fp16"),
+    ("E5M2", "fp32"),
+    ("E5M2", "fp16"),
+    ("bf16", "fp32"),
+    ("fp16", "fp32"),
+    ("fp16", "fp16"),
+    ("tf32", "fp32"),
+}
+
+
+@needs_data
+@pytest.mark.parametrize("gpu,profile", [("B200", "sm_100a"), ("H100", "sm_90a")])
+def test_recorded_vectors_reproduce(gpu, profile):
+    result = check_vectors(DATA / gpu, profile)
+    json.dumps(result)  # JSON-able
+    per_file = {(f["format"], f["output"]): f for f in result["files"]}
+    assert set(per_file) == EXPECTED_FILES
+    for f in result["files"]:
+        assert f["vectors"] == 2500 and f["first_mismatches"] == [], f
+    assert result["vectors"] == 8 * 2500
+    assert result["mismatches"] == 0
+
+
+@needs_data
+def test_other_profiles_do_not_reproduce():
+    """The check can fail: the exact profile and the other GPU's profile miss many vectors."""
+    exact = check_vectors(DATA / "B200" / "fp16", "exact")
+    f32 = next(f for f in exact["files"] if f["output"] == "fp32")
+    assert f32["mismatches"] > 500
+    assert 1 <= len(f32["first_mismatches"]) <= 5
+    first = f32["first_mismatches"][0]
+    assert set(first) == {"line", "expected_bits", "actual_bits"} and first["line"] >= 1
+    cross = check_vectors(DATA / "H100" / "E4M3", "sm_100a")
+    assert cross["mismatches"] > 500
+
+
+def _copy_folder(tmp_path: Path, fmt: str = "fp16", lines: int = 6) -> Path:
+    """A small copy of one recorded folder (first lines of every file)."""
+    src = DATA / "B200" / fmt
+    dst = tmp_path / "B200" / fmt
+    dst.mkdir(parents=True)
+    for f in src.iterdir():
+        with f.open() as fh:
+            head = [next(fh) for _ in range(lines)]
+        (dst / f.name).write_text("".join(head))
+    return dst
+
+
+def _replace_line(path: Path, line: int, text: str) -> None:
+    rows = path.read_text().split("\n")
+    rows[line - 1] = text
+    path.write_text("\n".join(rows))
+
+
+@needs_data
+def test_small_copy_reproduces(tmp_path):
+    folder = _copy_folder(tmp_path)
+    result = check_vectors(folder, "sm_100a")
+    assert result["vectors"] == 12 and result["mismatches"] == 0
+    gpu_level = check_vectors(folder.parent, "sm_100a")
+    assert gpu_level["vectors"] == 12
+
+
+def _assert_one_line(err: pytest.ExceptionInfo, name: str, line: int) -> None:
+    msg = str(err.value)
+    assert "\n" not in msg
+    assert name in msg and f":{line}:" in msg, msg
+    assert isinstance(err.value, ValueError)
+
+
+@needs_data
+@pytest.mark.parametrize(
+    "target,line,text",
+    [
+        ("a_B200_fp16.txt", 3, "3f7aa000 zz 3f80a000"),  # bad hex word
+        ("a_B200_fp16.txt", 2, "3f7aa000 3f87c000"),  # wrong word count
+        ("b_B200_fp16.txt", 4, " ".join(["3f800001"] * 16)),  # not an fp16 value
+        ("c_B200_fp32.txt", 5, "0011111101101100011001001001011"),  # 31 characters
+        ("d_B200_fp32.txt", 2, "00111111011100100000000000000002"),  # not binary
+        ("d_B200_fp16.txt", 6, "00111111011100100000000000000001"),  # not a binary16 value
+    ],
+)
+def test_malformed_files_raise_one_line_error(tmp_path, target, line, text):
+    folder = _copy_folder(tmp_path)
+    _replace_line(folder / target, line, text)
+    with pytest.raises(VectorFileError) as err:
+        check_vectors(folder, "sm_100a")
+    _assert_one_line(err, target, line)
+
+
+@needs_data
+def test_short_file_raises_one_line_error(tmp_path):
+    folder = _copy_folder(tmp_path)
+    c = folder / "c_B200_fp32.txt"
+    c.write_text("\n".join(c.read_text().split("\n")[:4]) + "\n")
+    with pytest.raises(VectorFileError) as err:
+        check_vectors(folder, "sm_100a")
+    msg = str(err.value)
+    assert "\n" not in msg and ":5:" in msg and "c_B200_fp32.txt" in msg
+
+
+def test_missing_folder_is_not_found(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        check_vectors(tmp_path / "nowhere", "sm_100a")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError):
+        check_vectors(tmp_path / "empty", "sm_100a")
+
+
+@needs_data
+def test_unknown_profile(tmp_path):
+    folder = _copy_folder(tmp_path)
+    with pytest.raises(ValueError, match="unknown profile"):
+        check_vectors(folder, "sm_42")
