@@ -225,10 +225,9 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    if getattr(args, "examples", 1) is not None and getattr(args, "examples", 1) < 1:
-        print("tcgen05-conformance: error: --examples must be at least 1", file=sys.stderr)
-        return EXIT_USAGE
     try:
+        if getattr(args, "examples", 1) < 1:
+            raise UsageError("--examples must be at least 1")
         return args.func(args)
     except (UsageError, ProgramError, EncodingError, ValueError) as e:
         print(f"tcgen05-conformance: error: {e}", file=sys.stderr)

@@ -32,6 +32,7 @@ from device.ptx.instructions import (
 
 ISSUED_OPS = (Tcgen05Mma, Tcgen05Cp, Tcgen05Shift)  # single-thread asynchronous operations
 LD_CHUNK = 32  # columns per tcgen05.ld / tcgen05.st (.32x32b.x32: 32 registers per thread)
+THREADS = 128  # one warpgroup: its four warps reach the four 32-lane quarters of TMEM
 
 
 class UnsupportedProgram(ValueError):
@@ -57,7 +58,13 @@ def _header(target: str) -> str:
     return f".version {PTX_VERSION}\n.target {target}\n.address_size 64\n\n"
 
 
-def _copy_in(size: int) -> str:
+def _global_pointers(params: tuple[str, ...], registers: tuple[str, ...]) -> str:
+    """Load pointer parameters into registers as global-space addresses."""
+    loads = [f"  ld.param.u64 {r}, [{p}];" for p, r in zip(params, registers)]
+    return "\n".join(loads + [f"  cvta.to.global.u64 {r}, {r};" for r in registers])
+
+
+def _copy_in(size: int, threads: int) -> str:
     """Copy `size` bytes (a multiple of 16) from %rd_in to dynamic shared memory, 16 B a thread."""
     return f"""
   // shared-memory image: {size} bytes, 16 bytes per thread per step
@@ -71,13 +78,12 @@ COPY_IN:
   cvt.u32.u64 %r_off, %rd_off;
   add.u32 %r_dst, %r_smem, %r_off;
   st.shared.v4.b32 [%r_dst], {{%v0, %v1, %v2, %v3}};
-  add.u32 %r_i, %r_i, {THREADS};
+  add.u32 %r_i, %r_i, {threads};
   bra COPY_IN;
 COPY_IN_DONE:
 """
 
 
-THREADS = 128
 _KERNEL_REGS = """\
   .reg .pred %p_done, %p_leader, %p_ready, %p_warp0, %p_issuer;
   .reg .b32 %r_tid, %r_warp, %r_i, %r_off, %r_dst, %r_smem, %r_base, %r_quarter, %r_cta, %r_col;
@@ -109,7 +115,7 @@ def _tmem_rows(direction: str, columns: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _relocated(op, p: Program) -> list[str]:
+def _relocated(op) -> list[str]:
     """Operand moves with every TMEM address made absolute (program addresses are relative to
     the allocation base in %r_base)."""
     moves = operand_moves(op)
@@ -135,10 +141,9 @@ def tcgen05_kernel(p: Program) -> str:
     cluster = "\n.reqnctapercluster 2, 1, 1" if group == 2 else ""
     body = []
     for op in p.ops:
-        body += [f"  {m}" for m in _relocated(op, p)] + [f"  {render(op)}"]
+        body += [f"  {m}" for m in _relocated(op)] + [f"  {render(op)}"]
     multicast = ".multicast::cluster" if group == 2 else ""
     mask = ", %h_mask" if group == 2 else ""
-    issuer = "%r_cta, 0" if group == 2 else "%r_tid, %r_tid"
     return _header(p.target) + f""".extern .shared .align 1024 .b8 smem_image[];
 .shared .align 16 .b32 taddr_slot;
 .shared .align 8 .b64 mbar;
@@ -152,19 +157,14 @@ def tcgen05_kernel(p: Program) -> str:
   shr.u32 %r_warp, %r_tid, 5;
   mov.u32 %r_cta, %cluster_ctarank;
   mov.u32 %r_smem, smem_image;
-  ld.param.u64 %rd_in, [p_smem];
-  ld.param.u64 %rd_tmem_in, [p_tmem_in];
-  ld.param.u64 %rd_out, [p_out];
-  cvta.to.global.u64 %rd_in, %rd_in;
-  cvta.to.global.u64 %rd_tmem_in, %rd_tmem_in;
-  cvta.to.global.u64 %rd_out, %rd_out;
+{_global_pointers(("p_smem", "p_tmem_in", "p_out"), ("%rd_in", "%rd_tmem_in", "%rd_out"))}
   // this CTA's slices of the global images
   mul.wide.u32 %rd_off, %r_cta, {size};
   add.u64 %rd_in, %rd_in, %rd_off;
   mul.wide.u32 %rd_off, %r_cta, {128 * p.tmem_columns * 4};
   add.u64 %rd_tmem_in, %rd_tmem_in, %rd_off;
   add.u64 %rd_out, %rd_out, %rd_off;
-{_copy_in(size)}
+{_copy_in(size, THREADS)}
   fence.proxy.async.shared::cta;
   setp.eq.u32 %p_warp0, %r_warp, 0;
   setp.eq.u32 %p_leader, %r_tid, 0;
@@ -186,7 +186,8 @@ def tcgen05_kernel(p: Program) -> str:
   barrier.cluster.arrive.release.aligned;
   barrier.cluster.wait.acquire.aligned;
   tcgen05.fence::after_thread_sync;
-  setp.eq.u32 %p_issuer, {issuer};
+  // thread 0 of CTA 0 issues (a kernel launched without a cluster is a cluster of one)
+  setp.eq.u32 %p_issuer, %r_cta, 0;
   and.pred %p_issuer, %p_issuer, %p_leader;
   @!%p_issuer bra ISSUED;
 {chr(10).join(body)}
@@ -249,18 +250,13 @@ def hopper_kernel(p: Program) -> str:
 {_KERNEL_REGS}
   mov.u32 %r_tid, %tid.x;
   mov.u32 %r_smem, smem_image;
-  ld.param.u64 %rd_in, [p_smem];
-  ld.param.u64 %rd_row, [p_regs];
-  ld.param.u64 %rd_out, [p_out];
-  cvta.to.global.u64 %rd_in, %rd_in;
-  cvta.to.global.u64 %rd_row, %rd_row;
-  cvta.to.global.u64 %rd_out, %rd_out;
+{_global_pointers(("p_smem", "p_regs", "p_out"), ("%rd_in", "%rd_row", "%rd_out"))}
   // this thread's registers: {per_thread} words in, {out_words} words out
   mul.wide.u32 %rd_off, %r_tid, {per_thread * 4};
   add.u64 %rd_row, %rd_row, %rd_off;
   mul.wide.u32 %rd_off, %r_tid, {out_words * 4};
   add.u64 %rd_out, %rd_out, %rd_off;
-{_copy_in(size).replace(str(THREADS), str(threads))}
+{_copy_in(size, threads)}
   fence.proxy.async.shared::cta;
   bar.sync 0;
 {chr(10).join(loads)}
