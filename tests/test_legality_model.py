@@ -596,3 +596,8 @@ def test_rule_ids_are_unique_and_cover_minimal_violations():
     for rid in covered:
         if rid.startswith(("idesc.", "sdesc.", "zcmask.", "tmem.")):
             assert RULES[rid].checked_by == "oracle", rid
+
+
+def test_an_unknown_kind_breaks_the_qualifier_syntax_rule():
+    # ".kind = { .kind::f16, .kind::tf32, .kind::f8f6f4 }" ... (9.7.16.10.9.1 syntax): f64 is none of them.
+    assert [v.rule for v in check(Tcgen05Mma(kind="f64"), "sm_100a")] == ["syntax.qualifier"]

@@ -125,7 +125,7 @@ def _(i: Tcgen05Mma, t: Target, found: _Found) -> None:
 def _check_mma_qualifiers(i: Tcgen05Mma, t: Target, found: _Found) -> None:
     scaled = i.kind in mma.BLOCK_SCALED_KINDS
     _qualifier(found, ".cta_group", i.cta_group, dm.CTA_GROUPS)
-    found.require(i.kind in mma.KINDS, "mma.block-scale.kind", f"unknown kind {i.kind!r}")
+    _qualifier(found, ".kind", i.kind, mma.KINDS)
     found.require(i.kind != "i8" or "kind::i8" in t.features, "target.kind-i8",
                   f".kind::i8 is not supported on {t.name}")
     if i.ws:
