@@ -158,8 +158,9 @@ def _bytes(value: Any, path: str) -> bytes:
         _fail(path, "not valid base64")
 
 
-def _typed(value: Any, hint: Any, path: str) -> Any:
-    """A JSON value checked against a field's type hint (int, bool, str, None, tuple[int, ...])."""
+def _typed(value: Any, hint: Any, path: str, signed: bool = False) -> Any:
+    """A JSON value checked against a field's type hint (int, bool, str, None, tuple[int, ...]);
+    integers are unsigned 64-bit words unless the field is `signed`."""
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType):
         options = typing.get_args(hint)
@@ -170,7 +171,7 @@ def _typed(value: Any, hint: Any, path: str) -> Any:
             if option is type(None):
                 continue
             try:
-                return _typed(value, option, path)
+                return _typed(value, option, path, signed)
             except ProgramError as e:
                 errors.append(str(e))
         raise ProgramError(errors[0])
@@ -183,7 +184,7 @@ def _typed(value: Any, hint: Any, path: str) -> Any:
             _fail(path, f"expected true or false, got {json.dumps(value)[:40]}")
         return value
     if hint is int:
-        return _int(value, path, 0, 2**64 - 1) if not path.endswith(("imm_scale_a", "imm_scale_b")) else _int(value, path)
+        return _int(value, path) if signed else _int(value, path, 0, 2**64 - 1)
     if hint is str:
         return _str(value, path)
     _fail(path, f"unsupported type {hint}")
@@ -198,7 +199,8 @@ def instruction_from_json(obj: Any, path: str) -> Instruction:
     fields = {f.name: f for f in dataclasses.fields(cls)}
     required = {n for n, f in fields.items() if f.default is dataclasses.MISSING}
     _keys(obj, path, required | {"op"}, set(fields))
-    values = {name: _typed(obj[name], hints[name], f"{path}.{name}") for name in fields if name in obj}
+    signed = getattr(cls, "SIGNED", frozenset())
+    values = {name: _typed(obj[name], hints[name], f"{path}.{name}", name in signed) for name in fields if name in obj}
     return cls(**values)
 
 
