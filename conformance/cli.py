@@ -92,7 +92,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     backends = args.backend or list(DEFAULT_BACKENDS)
     programs = runner.generate_programs(args.examples, args.seed)
-    outcome = runner.execute(programs, backends)
+    outcome = runner.execute(programs, backends, args.profile)
     command = ["tcgen05-conformance", *sys.argv[1:]]
     summary = runner.summary(outcome, args.seed, args.examples, time.perf_counter() - started, command)
     results = {
@@ -122,7 +122,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     p = program_model.load(args.case)
     worst = EXIT_OK
     for name in args.backend or list(DEFAULT_BACKENDS):
-        backend = backend_named(name)
+        backend = backend_named(name, args.profile)
         reason = backend.unavailable_reason()
         if reason:
             print(f"{p.case_id} [{name}] skipped: {reason}")
@@ -181,7 +181,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--examples", type=int, default=200, help="programs to generate (default 200)")
     run.add_argument("--seed", type=int, default=0, help="generation seed (default 0)")
     run.add_argument("--profile", default="exact", choices=("exact", "sm_90a", "sm_100a"),
-                     help="numeric profile the oracle diffs against (default exact)")
+                     help="numeric profile the oracle computes with (default exact)")
     run.add_argument("--report-dir", default="out", help="where summary.json and the reports go (default out/)")
     run.set_defaults(func=cmd_run)
 
@@ -218,7 +218,10 @@ def parser() -> argparse.ArgumentParser:
 
     rep = sub.add_parser("replay", help="run one program (JSON) on backends")
     rep.add_argument("case", help="a program JSON file, e.g. out/cases/<case id>.json")
-    rep.add_argument("--backend", action="append", choices=BACKENDS)
+    rep.add_argument("--backend", action="append", choices=BACKENDS,
+                     help=f"a backend to run (repeatable; default: {', '.join(DEFAULT_BACKENDS)})")
+    rep.add_argument("--profile", choices=("exact", "sm_90a", "sm_100a"),
+                     help="numeric profile for the oracle (default: the program's own)")
     rep.set_defaults(func=cmd_replay)
     return top
 

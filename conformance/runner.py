@@ -99,10 +99,10 @@ class Progress:
         sys.stderr.flush()
 
 
-def execute(programs: list[Program], backends: Sequence[str]) -> RunOutcome:
+def execute(programs: list[Program], backends: Sequence[str], profile: str | None = None) -> RunOutcome:
     outcome = RunOutcome(programs)
     for name in backends:
-        backend = backend_named(name)
+        backend = backend_named(name, profile)
         summary = BackendSummary()
         reason = backend.unavailable_reason()
         started = time.perf_counter()

@@ -23,12 +23,19 @@ def swizzles_for(element_bits: int, transposed: bool) -> list[str]:
     return [name for name in SWIZZLE_MODES if name != "128B_base32B"]
 
 
+# Descriptor ranges: anywhere in a 228 KiB shared memory, or compact (operands that fit the
+# images the program generator writes).
+DESCRIPTOR_RANGES = {"anywhere": (200 * 1024, 4096), "compact": (8 * 1024, 1024)}
+
+
 @st.composite
-def smem_descriptors(draw, swizzle: str, lbo_absolute: bool = False, variant: str = "tcgen05") -> int:
-    """A descriptor word with aligned addresses inside a 228 KiB shared memory."""
-    start = draw(st.integers(0, (200 * 1024) // 16)) * 16
-    lbo = draw(st.integers(0, 4096 // 16)) * 16
-    sbo = draw(st.integers(0, 4096 // 16)) * 16
+def smem_descriptors(draw, swizzle: str, lbo_absolute: bool = False, variant: str = "tcgen05",
+                     reach: str = "anywhere") -> int:
+    """A descriptor word with 16-byte aligned addresses and offsets within `reach`."""
+    start_limit, offset_limit = DESCRIPTOR_RANGES[reach]
+    start = draw(st.integers(0, start_limit // 16)) * 16
+    lbo = draw(st.integers(0, offset_limit // 16)) * 16
+    sbo = draw(st.integers(0, offset_limit // 16)) * 16
     base = 0 if lbo_absolute else draw(st.integers(0, 7))
     return sdesc_codec.encode(
         sdesc_codec.SmemDescriptor(start, lbo, sbo, swizzle, base, lbo_absolute), variant

@@ -42,9 +42,9 @@ def shape_classes_for_target(target: str) -> list[mma.ShapeClass]:
 
 @st.composite
 def tcgen05_mma(draw, target: str, shape_class: mma.ShapeClass | None = None,
-                columns: int = dm.TMEM_COLUMNS) -> Tcgen05Mma:
+                columns: int = dm.TMEM_COLUMNS, reach: str = "anywhere") -> Tcgen05Mma:
     """A legal tcgen05.mma{.ws}{.sp} of a Table 39 class (drawn, or the one given), with every
-    TMEM operand inside the first `columns` columns."""
+    TMEM operand inside the first `columns` columns and descriptors within `reach`."""
     t = target_named(target)
     c = shape_class or draw(st.sampled_from(shape_classes_for(t)))
     kind = c.kind
@@ -99,7 +99,7 @@ def tcgen05_mma(draw, target: str, shape_class: mma.ShapeClass | None = None,
         swizzle = draw(st.sampled_from(swizzles_for(mma.TYPE_BITS[typ], transposed)))
         absolute = ("lbo-absolute" in t.features and swizzle == "128B" and not transposed
                     and draw(st.booleans()))
-        return draw(smem_descriptors(swizzle, absolute))
+        return draw(smem_descriptors(swizzle, absolute, reach=reach))
 
     plain_form = not c.ws and not scaled
     return Tcgen05Mma(
@@ -185,7 +185,7 @@ def tcgen05_other(target: str) -> st.SearchStrategy:
 
 
 @st.composite
-def wgmma(draw, target: str = "sm_90a") -> WgmmaMma:
+def wgmma(draw, target: str = "sm_90a", reach: str = "anywhere") -> WgmmaMma:
     fam_name = draw(st.sampled_from(tuple(hopper.WGMMA_TYPES)))
     fam = hopper.WGMMA_TYPES[fam_name]
     sparse = draw(st.booleans())
@@ -202,9 +202,12 @@ def wgmma(draw, target: str = "sm_90a") -> WgmmaMma:
         imm_trans_a=draw(st.integers(0, 1)) if fam.transpose and not a_regs else None,
         imm_trans_b=draw(st.integers(0, 1)) if fam.transpose else None,
         sparse_selector=draw(st.sampled_from(hopper.WGMMA_SPARSE_SELECTORS[fam_name])) if sparse else 0,
-        a_desc=0 if a_regs else draw(smem_descriptors(draw(st.sampled_from(["none", "128B", "64B", "32B"])), variant="sm90")),
-        b_desc=draw(smem_descriptors(draw(st.sampled_from(["none", "128B", "64B", "32B"])), variant="sm90")),
+        a_desc=0 if a_regs else draw(smem_descriptors(draw(st.sampled_from(SM90_SWIZZLES)), variant="sm90", reach=reach)),
+        b_desc=draw(smem_descriptors(draw(st.sampled_from(SM90_SWIZZLES)), variant="sm90", reach=reach)),
     )
+
+
+SM90_SWIZZLES = ("none", "128B", "64B", "32B")  # the wgmma descriptor's layout types
 
 
 @st.composite

@@ -1,36 +1,167 @@
-"""Strategies for whole programs: one MMA with its shared-memory image and TMEM allocation."""
+"""Strategies for whole programs: one legal MMA with the shared-memory and TMEM images it reads.
+
+A tcgen05 program lays its TMEM operands out side by side (D, then A, metadata and the scale
+factors, with random gaps) in the smallest allocation that holds them, and writes exact inputs at
+every element the MMA reads (`generators.operand_images`).
+"""
 
 from __future__ import annotations
 
+import dataclasses
+
+import numpy as np
+from hypothesis import reject
 from hypothesis import strategies as st
 
-from conformance.encoding import idesc as idesc_codec
+from conformance.encoding import sdesc as sdesc_codec
+from conformance.encoding import taddr as taddr_codec
+from conformance.encoding import zcmask as zcmask_codec
+from conformance.instructions import Tcgen05Mma, WgmmaMma
 from conformance.isa import data_movement as dm
+from conformance.isa import hopper as hopper_isa
 from conformance.isa import mma
-from conformance.program import Program, SmemSegment
+from conformance.program import SMEM_BYTES, Program, SmemSegment, TmemRegion
 from generators import instructions as legal
+from generators.operand_images import SCALE_CODES, exact_codes, write_bits, write_word_fields
+from oracles.mma import MmaShape, shape_of
+from oracles.smem_operand import element_bit_addresses, storage_for
+from oracles.tmem_layout import a_tmem_container_bits, meta_positions, split_lanes
 
 
-@st.composite
-def smem_images(draw, ctas: int) -> tuple[SmemSegment, ...]:
-    size = draw(st.sampled_from((256, 1024, 4096)))
-    return tuple(SmemSegment(0, draw(st.binary(min_size=size, max_size=size)), cta) for cta in range(ctas))
+def _round16(n: int) -> int:
+    return (n + 15) // 16 * 16
+
+
+@dataclasses.dataclass
+class _Images:
+    smem: list[np.ndarray]  # per CTA, uint8
+    tmem: np.ndarray  # uint32 [ctas, 128, columns]
+
+
+def _smem_operand(images: _Images, rng: np.random.Generator, cta: int, desc: int, k_major: bool, rows: int, k: int,
+                  type_name: str, padded: bool, variant: str = "tcgen05") -> None:
+    storage = storage_for(mma.TYPE_BITS[type_name], padded)
+    addresses = element_bit_addresses(sdesc_codec.decode(desc, variant), k_major, rows, k, storage)
+    end = _round16(int(addresses.max()) // 8 + 1)
+    image = images.smem[cta]
+    if end > image.size:
+        grown = rng.integers(0, 256, end, dtype=np.uint8)
+        grown[:image.size] = image
+        images.smem[cta] = image = grown
+    write_bits(image, addresses, rng.choice(exact_codes(type_name), addresses.shape), storage.bits)
+
+
+def _tmem_plan(draw, op: Tcgen05Mma, s: MmaShape) -> tuple[Tcgen05Mma, int]:
+    """The MMA with its TMEM operands placed side by side, and the allocation that holds them."""
+    d = s.d
+    lane0 = taddr_codec.decode(op.d_tmem)[0]
+    widths = {"d_tmem": d.n // s.dp.splits}
+    if op.a_tmem is not None:
+        container = a_tmem_container_bits(s.kind, mma.TYPE_BITS[d.atype])
+        widths["a_tmem"] = -(-s.k_stored * container // 32)
+    if d.sparse:
+        _, columns, _ = meta_positions(s.dp, s.kind, s.k, lane0, 0, d.sparse_selector)
+        widths["sp_meta_tmem"] = int(columns.max()) + 1
+    if op.block_scale:
+        per_group = 2 if d.k96 else 1
+        widths["scale_a_tmem"] = per_group * -(-s.dp.rows // 32) + 1
+        widths["scale_b_tmem"] = per_group * -(-(d.n // s.dp.splits) // 32) + 1
+    column, placed = 0, {}
+    for name, width in widths.items():
+        column += draw(st.integers(0, 4))
+        lane = 0 if name.startswith("scale") else lane0
+        placed[name] = taddr_codec.encode(lane, column)
+        column += width
+    allocation = next(c for c in dm.ALLOC_COLUMN_COUNTS if c >= column)
+    return dataclasses.replace(op, **placed), allocation
+
+
+def _tmem_operands(images: _Images, rng: np.random.Generator, op: Tcgen05Mma, s: MmaShape) -> None:
+    d = s.d
+    for cta in range(op.cta_group):
+        tmem = images.tmem[cta]
+        if op.a_tmem is not None:
+            lane0, col0 = taddr_codec.decode(op.a_tmem)
+            bits = mma.TYPE_BITS[d.atype]
+            container = a_tmem_container_bits(s.kind, bits)
+            lanes = split_lanes(s.dp, lane0)[..., None].repeat(s.k_stored, -1)
+            kk = np.arange(s.k_stored)
+            columns = np.broadcast_to(col0 + kk * container // 32, lanes.shape)
+            offsets = np.broadcast_to(kk * container % 32, lanes.shape)
+            # the same A in every split (2x2 and 1x4 data paths read their own lanes)
+            codes = np.broadcast_to(rng.choice(exact_codes(d.atype), (s.dp.rows, s.k_stored)), lanes.shape)
+            write_word_fields(tmem, lanes, columns, offsets, codes, container)
+        if d.sparse:
+            lane0, col0 = taddr_codec.decode(op.sp_meta_tmem)
+            lanes, columns, offsets = meta_positions(s.dp, s.kind, s.k, lane0, col0, d.sparse_selector)
+            values = mma.SPARSITY_METADATA_VALUES[mma.SPARSITY_GRANULARITY[s.kind]]
+            codes = np.broadcast_to(rng.choice(values, lanes.shape[1:]), lanes.shape)
+            write_word_fields(tmem, lanes, columns, offsets, codes, 4)
+        if op.block_scale:
+            _scale_factors(tmem, rng, op, s)
+
+
+def _scale_factors(tmem: np.ndarray, rng: np.random.Generator, op: Tcgen05Mma, s: MmaShape) -> None:
+    """Scale factors duplicated into every 32-lane partition (9.7.16.10.7); for B in the 2x2 data
+    path each column half in the partitions of its lanes."""
+    d = s.d
+    sv = mma.scale_vector(op.kind, op.scale_vec, d.k96)
+    codes_of = SCALE_CODES[d.scale_type or "ue8m0"]
+    per_group = 2 if d.k96 else 1
+    width = d.n // s.dp.splits
+    for address, sf_id, count, local in ((op.scale_a_tmem, d.sfa_id, s.dp.rows, False), (op.scale_b_tmem, d.sfb_id, d.n, True)):
+        col0 = taddr_codec.decode(address)[1]
+        factors = rng.choice(codes_of, (count, sv.factors))
+        for p in range(4):
+            split = p * s.dp.splits // 4 if local else 0
+            index = np.arange(width if local else count)
+            f = np.arange(sv.factors)
+            byte = sf_id + f
+            lanes = np.broadcast_to((32 * p + index % 32)[:, None], (index.size, f.size))
+            columns = col0 + per_group * (index[:, None] // 32) + byte[None, :] // 4
+            offsets = np.broadcast_to(8 * (byte % 4)[None, :], lanes.shape)
+            values = factors[split * width + index] if local else factors
+            write_word_fields(tmem, lanes, columns, offsets, values, 8)
 
 
 @st.composite
 def tcgen05_programs(draw, target: str, shape_class: mma.ShapeClass | None = None) -> Program:
-    """A tcgen05 program: one legal MMA of a Table 39 class, in the smallest allocation that
-    holds its D matrix (allocations are powers of 2 from 32 columns)."""
+    """A tcgen05 program: one legal MMA of a Table 39 class with the data it reads."""
     c = shape_class or draw(st.sampled_from(legal.shape_classes_for_target(target)))
-    columns = draw(st.sampled_from([k for k in dm.ALLOC_COLUMN_COUNTS if k >= min(c.n)]))
-    op = draw(legal.tcgen05_mma(target, c, columns).filter(
-        lambda i: idesc_codec.decode(i.kind, i.idesc).n <= columns))
+    op = draw(legal.tcgen05_mma(target, c, reach="compact"))
+    s = shape_of(op)
+    op, allocation = _tmem_plan(draw, op, s)
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     ctas = c.cta_group
-    return Program(target=target, ops=(op,), ctas=ctas, tmem_columns=columns, smem=draw(smem_images(ctas)),
-                   label=c.id, meta={"class": c.id})
+    images = _Images([np.zeros(0, np.uint8) for _ in range(ctas)],
+                     rng.choice(exact_codes(s.d.dtype, accumulator=True), (ctas, dm.TMEM_LANES, allocation)).astype(np.uint32))
+    shift = zcmask_codec.decode(op.zero_column_mask).column_shift if op.zero_column_mask is not None else 0
+    padded = c.kind in ("f8f6f4", "mxf8f6f4")
+    for cta in range(ctas):
+        if op.a_tmem is None:
+            _smem_operand(images, rng, cta, op.a_desc, not s.d.transpose_a, s.dp.rows, s.k_stored, s.d.atype, padded)
+        _smem_operand(images, rng, cta, op.b_desc, not s.d.transpose_b, s.d.n // ctas + shift, s.k, s.d.btype, padded)
+    _tmem_operands(images, rng, op, s)
+    if max(image.size for image in images.smem) > SMEM_BYTES:
+        reject()
+    return Program(
+        target=target, ops=(op,), ctas=ctas, tmem_columns=allocation,
+        smem=tuple(SmemSegment(0, image.tobytes(), cta) for cta, image in enumerate(images.smem)),
+        tmem=tuple(TmemRegion(0, 0, dm.TMEM_LANES, allocation, images.tmem[cta].astype("<u4").tobytes(), cta)
+                   for cta in range(ctas)),
+        label=c.id, meta={"class": c.id},
+    )
 
 
 @st.composite
 def hopper_programs(draw, target: str = "sm_90a") -> Program:
-    op = draw(st.one_of(legal.wgmma(target), legal.mma_sp(target)))
-    return Program(target=target, ops=(op,), smem=draw(smem_images(1)), label=op.OP)
+    """A wgmma (operands in shared memory, with its image) or an mma.sp program."""
+    op = draw(st.one_of(legal.wgmma(target, reach="compact"), legal.mma_sp(target)))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    images = _Images([np.zeros(16, np.uint8)], np.zeros((1, 0, 0), np.uint32))
+    if isinstance(op, WgmmaMma):
+        k = hopper_isa.WGMMA_TYPES[hopper_isa.wgmma_type_family(op.atype)].k_dense
+        if not op.a_in_registers:
+            _smem_operand(images, rng, 0, op.a_desc, not op.imm_trans_a, hopper_isa.WGMMA_M, k, op.atype, False, "sm90")
+        _smem_operand(images, rng, 0, op.b_desc, not op.imm_trans_b, op.n, k, op.btype, False, "sm90")
+    return Program(target=target, ops=(op,), smem=(SmemSegment(0, images.smem[0].tobytes()),), label=op.OP)

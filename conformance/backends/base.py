@@ -30,18 +30,21 @@ class Backend(Protocol):
         ...
 
 
-def _registry() -> dict[str, Callable[[], Backend]]:
+def _registry() -> dict[str, Callable[..., Backend]]:
+    from conformance.backends.oracle import OracleBackend
     from conformance.backends.ptxas import PtxasBackend
 
-    return {"ptxas": PtxasBackend}
+    return {"oracle": OracleBackend, "ptxas": lambda profile=None: PtxasBackend()}
 
 
-BACKENDS = ("ptxas",)
-DEFAULT_BACKENDS = ("ptxas",)
+BACKENDS = ("oracle", "ptxas")
+DEFAULT_BACKENDS = ("oracle", "ptxas")
 
 
-def backend_named(name: str) -> Backend:
+def backend_named(name: str, profile: str | None = None) -> Backend:
+    """The backend called `name`; `profile` is the numeric profile a computing backend uses
+    (None: each program's own)."""
     registry = _registry()
     if name not in registry:
         raise ValueError(f"unknown backend {name!r}; backends: {', '.join(registry)}")
-    return registry[name]()
+    return registry[name](profile=profile)

@@ -1,0 +1,44 @@
+"""The `oracle` backend: the golden model's expected state for each program.
+
+A case passes when the oracle computes its state; the state's digest goes into the case data so
+runs can be compared. A program whose result the ISA leaves undefined is an error (generated
+programs never should be); an operation the oracle does not model yet is skipped with the reason.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from conformance.backends.base import ERROR, PASS, SKIP, CaseResult
+from conformance.program import Program
+from oracles.execute import run
+from oracles.state import NotModelled, UndefinedBehaviour
+
+
+class OracleBackend:
+    name = "oracle"
+
+    def __init__(self, profile: str | None = None):
+        self.profile = profile
+
+    def unavailable_reason(self) -> str | None:
+        return None
+
+    def run(self, programs: Sequence[Program], progress: Callable[[int], None] | None = None) -> list[CaseResult]:
+        results = []
+        for k, p in enumerate(programs):
+            results.append(self.run_one(p))
+            if progress:
+                progress(k + 1)
+        return results
+
+    def run_one(self, p: Program) -> CaseResult:
+        try:
+            result = run(p, self.profile)
+        except NotModelled as e:
+            return CaseResult(p.case_id, SKIP, f"not modelled: {e}")
+        except UndefinedBehaviour as e:
+            return CaseResult(p.case_id, ERROR, f"undefined behaviour: {e}")
+        except ValueError as e:  # e.g. a profile with no datapath for the program's formats
+            return CaseResult(p.case_id, ERROR, str(e))
+        return CaseResult(p.case_id, PASS, data={"digest": result.digest()})

@@ -1,0 +1,89 @@
+"""Run a whole program through the oracle: the expected machine state after its operations.
+
+Synchronisation and allocation operations (fence, wait, commit, alloc, dealloc, relinquish) do
+not change the state the kernels read back; collector-buffer qualifiers are permissions only
+(9.7.16.10) and never change a result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from conformance.instructions import (
+    MmaSp,
+    Tcgen05Alloc,
+    Tcgen05Commit,
+    Tcgen05Cp,
+    Tcgen05Dealloc,
+    Tcgen05Fence,
+    Tcgen05Ld,
+    Tcgen05Mma,
+    Tcgen05RelinquishAllocPermit,
+    Tcgen05Shift,
+    Tcgen05St,
+    Tcgen05Wait,
+    WgmmaMma,
+)
+from conformance.program import Program
+from oracles import hopper, mma
+from oracles.state import MachineState, NotModelled, UndefinedBehaviour, initial_state
+
+NO_STATE_CHANGE = (Tcgen05Alloc, Tcgen05Dealloc, Tcgen05RelinquishAllocPermit, Tcgen05Fence, Tcgen05Wait, Tcgen05Commit)
+
+
+@dataclass
+class OracleResult:
+    """The expected state: every CTA's TMEM image (all allocated columns), the registers of each
+    tcgen05.ld, and D of a Hopper program."""
+
+    tmem: np.ndarray
+    loads: list[np.ndarray]
+    hopper_d: np.ndarray | None = None
+
+    def digest(self) -> str:
+        """SHA-256 of the state, for trend tracking and cross-run comparison."""
+        h = hashlib.sha256(self.tmem.tobytes())
+        for words in self.loads:
+            h.update(words.tobytes())
+        if self.hopper_d is not None:
+            h.update(self.hopper_d.tobytes())
+        return h.hexdigest()
+
+
+def _apply(state: MachineState, op, profile: str) -> np.ndarray | None:
+    from oracles import data_movement  # TEMP until helper lands
+
+    if isinstance(op, Tcgen05Mma):
+        mma.execute(state, op, profile)
+    elif isinstance(op, Tcgen05Cp):
+        data_movement.cp(state, op)
+    elif isinstance(op, Tcgen05Shift):
+        data_movement.shift(state, op)
+    elif isinstance(op, Tcgen05St):
+        data_movement.st(state, op, data_movement.st_registers(op))
+    elif isinstance(op, Tcgen05Ld):
+        data_movement.ld(state, op)
+    elif isinstance(op, WgmmaMma):
+        return hopper.wgmma(state, op, profile)
+    elif isinstance(op, MmaSp):
+        raise NotModelled("mma.sp takes its A and B from registers, which programs do not carry yet")
+    elif not isinstance(op, NO_STATE_CHANGE):
+        raise NotModelled(f"{op.OP} has no oracle semantics")
+    return None
+
+
+def run(program: Program, profile: str | None = None) -> OracleResult:
+    """The expected state after `program`, with numeric profile `profile` (default: the program's).
+    Raises UndefinedBehaviour (naming the operation) or NotModelled."""
+    state = initial_state(program)
+    hopper_d = None
+    for k, op in enumerate(program.ops):
+        try:
+            d = _apply(state, op, profile or program.profile)
+        except UndefinedBehaviour as e:
+            raise UndefinedBehaviour(f"ops[{k}] {op.OP}: {e}") from None
+        hopper_d = d if d is not None else hopper_d
+    return OracleResult(state.tmem, state.loads, hopper_d)

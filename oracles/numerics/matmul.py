@@ -1,0 +1,96 @@
+"""Matrix products through the numeric profiles: D[i, j] = sum_k A[i, k] B[j, k] + C[i, j].
+
+This is the arithmetic interface the oracle calls. Every profile goes through the inner-product
+model (`inner_product`); the `exact` profile has a fast path for finite floating-point inputs: a
+float64 matrix product is exact whenever every term is a multiple of 2^L and the sum of the
+magnitudes stays below 2^(L + 52), since then every partial sum is representable in any order
+(L is bounded below by the lowest bit of the row of A plus that of the column of B);
+one cast to the accumulator format is then the single round-to-nearest-even the profile
+prescribes. Elements that miss the condition, or have a non-finite input or a zero sum (whose
+sign needs IEEE's rules), take the model's path.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+from .formats import get_format, storage_dtype
+from .model import inner_product
+
+# Value dtypes of the floating-point element formats, for decoding codes to float64 exactly.
+VALUE_DTYPES = {
+    "f16": np.float16, "bf16": ml_dtypes.bfloat16, "e4m3": ml_dtypes.float8_e4m3fn,
+    "e5m2": ml_dtypes.float8_e5m2, "e2m3": ml_dtypes.float6_e2m3fn, "e3m2": ml_dtypes.float6_e3m2fn,
+    "e2m1": ml_dtypes.float4_e2m1fn,
+}
+FAST_FORMATS = frozenset(VALUE_DTYPES) | {"tf32"}
+ACC_DTYPES = {"f32": np.float32, "f16": np.float16}
+NEVER = np.int64(1 << 40)  # the lsb exponent of a zero term: larger than any real one
+
+
+def values(codes: np.ndarray, fmt: str) -> np.ndarray:
+    """float64 values of element codes (uint32 in, any shape); tf32 ignores its 13 low bits."""
+    codes = np.asarray(codes, dtype=np.uint32)
+    if fmt in ("f32", "tf32"):
+        mask = np.uint32(0xFFFFE000 if fmt == "tf32" else 0xFFFFFFFF)
+        return (codes & mask).view(np.float32).astype(np.float64)
+    dtype = VALUE_DTYPES[fmt]
+    width = np.dtype(dtype).itemsize * 8
+    with np.errstate(invalid="ignore"):  # NaN payloads of the narrow types
+        return codes.astype(np.uint16 if width == 16 else np.uint8).view(dtype).astype(np.float64)
+
+
+def lsb_exponent(x: np.ndarray) -> np.ndarray:
+    """The exponent of the lowest set bit of each finite float64 (NEVER for zeros)."""
+    mantissa, exponent = np.frexp(x)
+    integer = np.abs(mantissa * 2.0**53).astype(np.int64)
+    lowest = integer & -integer
+    trailing = np.frexp(lowest.astype(np.float64))[1] - 1
+    return np.where(x == 0, NEVER, exponent.astype(np.int64) - 53 + trailing)
+
+
+def _exact_fast(a, b, c, afmt, bfmt, acc):
+    """(result codes, done mask) of the exact profile's float fast path."""
+    av, bv, cv = values(a, afmt), values(b, bfmt), values(c, acc)
+    with np.errstate(invalid="ignore", over="ignore"):  # non-finite inputs leave the fast path below
+        total = np.abs(av) @ np.abs(bv).T + np.abs(cv)
+        # A lower bound of each product's lowest bit: the row's lowest bit plus the column's.
+        la, lb = lsb_exponent(av).min(axis=1, initial=NEVER), lsb_exponent(bv).min(axis=1, initial=NEVER)
+        lowest = np.minimum(la[:, None] + lb[None, :], lsb_exponent(cv))
+        exact_sum = av @ bv.T + cv
+        finite_in = np.isfinite(av).all(axis=1)[:, None] & np.isfinite(bv).all(axis=1)[None, :] & np.isfinite(cv)
+        bound = np.ldexp(1.0, np.clip(lowest + 52, -1070, 1023).astype(np.int32))
+        done = finite_in & (total < bound) & (exact_sum != 0)
+        rounded = exact_sum.astype(ACC_DTYPES[acc])
+    width = np.dtype(ACC_DTYPES[acc]).itemsize * 8
+    return rounded.view(np.uint32 if width == 32 else np.uint16).astype(np.uint32), done
+
+
+def matmul(a: np.ndarray, b: np.ndarray, c: np.ndarray, afmt: str, bfmt: str, acc: str, profile: str, *,
+           a_scale: np.ndarray | None = None, b_scale: np.ndarray | None = None, scale_fmt: str = "ue8m0",
+           saturate: bool | None = None) -> np.ndarray:
+    """Codes of D [M, N] (uint32) from codes A [M, K], B [N, K], C [M, N] and, for block-scaled
+    kinds, scale codes A [M, F] and B [N, F]."""
+    m, n = a.shape[0], b.shape[0]
+    out = np.zeros((m, n), dtype=np.uint32)
+    todo = np.ones((m, n), dtype=bool)
+    if profile == "exact" and a_scale is None and {afmt, bfmt} <= FAST_FORMATS:
+        fast, done = _exact_fast(a, b, c, afmt, bfmt, acc)
+        out[done] = fast[done]
+        todo = ~done
+    if todo.any():
+        rows, cols = np.nonzero(todo)
+        scales = {}
+        if a_scale is not None:
+            scales = {"a_scale": a_scale[rows], "b_scale": b_scale[cols], "scale_fmt": scale_fmt}
+        result = inner_product(_typed(a[rows], afmt), _typed(b[cols], bfmt), _typed(c[rows, cols], acc),
+                               (afmt, bfmt), acc, profile, saturate=saturate, **scales)
+        out[rows, cols] = result.view(result.dtype.str.replace("i", "u")).astype(np.uint32)
+    return out
+
+
+def _typed(codes: np.ndarray, fmt: str) -> np.ndarray:
+    """uint32 codes in the storage dtype `inner_product` takes for `fmt` (signed for s8/s32)."""
+    dtype = storage_dtype(get_format(fmt))
+    return codes.astype(dtype.str.replace("i", "u")).view(dtype)
