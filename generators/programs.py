@@ -25,7 +25,7 @@ from generators import instructions as legal
 from generators.operand_images import SCALE_CODES, exact_codes, write_bits, write_word_fields
 from oracles.mma import MmaShape, shape_of
 from oracles.smem_operand import element_bit_addresses, storage_for
-from oracles.tmem_layout import a_tmem_container_bits, meta_positions, split_lanes
+from oracles.tmem_layout import a_element_offsets, a_tmem_container_bits, meta_positions, split_lanes
 
 
 def _round16(n: int) -> int:
@@ -85,12 +85,11 @@ def _tmem_operands(images: _Images, rng: np.random.Generator, op: Tcgen05Mma, s:
             bits = mma.TYPE_BITS[d.atype]
             container = a_tmem_container_bits(s.kind, bits)
             lanes = split_lanes(s.dp, lane0)[..., None].repeat(s.k_stored, -1)
-            kk = np.arange(s.k_stored)
-            columns = np.broadcast_to(col0 + kk * container // 32, lanes.shape)
-            offsets = np.broadcast_to(kk * container % 32, lanes.shape)
+            columns, offsets = a_element_offsets(s.k_stored, container, bits)
             # the same A in every split (2x2 and 1x4 data paths read their own lanes)
             codes = np.broadcast_to(rng.choice(exact_codes(d.atype), (s.dp.rows, s.k_stored)), lanes.shape)
-            write_word_fields(tmem, lanes, columns, offsets, codes, container)
+            write_word_fields(tmem, lanes, np.broadcast_to(col0 + columns, lanes.shape), np.broadcast_to(offsets, lanes.shape),
+                              codes, bits)
         if d.sparse:
             lane0, col0 = taddr_codec.decode(op.sp_meta_tmem)
             lanes, columns, offsets = meta_positions(s.dp, s.kind, s.k, lane0, col0, d.sparse_selector)

@@ -90,11 +90,11 @@ def _warp_cells(state: MachineState, shape: str, num: int, packed: bool, taddr: 
     lane0, column0 = taddr_codec.decode(taddr)
     lanes, columns = _fragment_cells(shape, num, packed, split_offset)
     lanes, columns = lanes + lane0, columns + column0
-    quarter = lane0 // dm.LANES_PER_WARP_QUARTER
-    if lanes.max() // dm.LANES_PER_WARP_QUARTER != quarter:
+    first = lane0 - lane0 % dm.LANES_PER_WARP_QUARTER
+    if lanes.max() >= first + dm.LANES_PER_WARP_QUARTER:
         raise UndefinedBehaviour(
             f"{what}.{shape} at lane {lane0} reaches lane {int(lanes.max())}, outside lanes "
-            f"{quarter * 32}-{quarter * 32 + 31} of the executing warp (PTX ISA 9.7.16.8.1)"
+            f"{first}-{first + dm.LANES_PER_WARP_QUARTER - 1} of the executing warp (PTX ISA 9.7.16.8.1)"
         )
     state.check_tmem(lanes, columns, what)
     return lanes, columns
@@ -103,8 +103,8 @@ def _warp_cells(state: MachineState, shape: str, num: int, packed: bool, taddr: 
 def ld(state: MachineState, op: Tcgen05Ld, cta: int = 0) -> np.ndarray:
     """The registers of the warp executing `op` (the one owning the taddr lane quarter), uint32
     [32 threads, R], appended to `state.loads`. With .red the array is [32, R + 1]: columns 0..R-1
-    are the loaded registers r (the raw TMEM words, .abs does not touch them) and column R is the
-    thread's redval (9.7.16.8.3), as the bits of an f32 / u32 / s32."""
+    are the loaded registers r (the raw TMEM words, which .abs does not touch: assumption
+    A-LDRED-DATA) and column R is the thread's redval (9.7.16.8.3), as the bits of an f32 / u32 / s32."""
     lanes, columns = _warp_cells(state, op.shape, op.num, op.pack, op.taddr, op.split_offset, "tcgen05.ld")
     words = state.tmem[cta][lanes[:, :, None], columns]
     registers = (words[:, :, 0] & HALF_MASK) | ((words[:, :, 1] & HALF_MASK) << 16) if op.pack else words[:, :, 0]
@@ -124,9 +124,7 @@ def st(state: MachineState, op: Tcgen05St, registers: np.ndarray, cta: int = 0) 
     registers = np.asarray(registers, dtype=np.uint32)
     if registers.shape != lanes.shape:
         raise ValueError(f"tcgen05.st.{op.shape}.x{op.num} takes registers {lanes.shape}, got {registers.shape}")
-    words = registers[:, :, None]
-    if op.unpack:
-        words = np.stack([registers & HALF_MASK, registers >> 16], axis=-1)
+    words = np.stack([registers & HALF_MASK, registers >> 16], axis=-1) if op.unpack else registers[:, :, None]
     cells = np.broadcast_to(lanes[:, :, None], columns.shape) * state.columns + columns
     if np.unique(cells).size != cells.size:
         raise UndefinedBehaviour(

@@ -28,7 +28,7 @@ from conformance.instructions import (
     WgmmaMma,
 )
 from conformance.program import Program
-from oracles import hopper, mma
+from oracles import data_movement, hopper, mma
 from oracles.state import MachineState, NotModelled, UndefinedBehaviour, initial_state
 
 NO_STATE_CHANGE = (Tcgen05Alloc, Tcgen05Dealloc, Tcgen05RelinquishAllocPermit, Tcgen05Fence, Tcgen05Wait, Tcgen05Commit)
@@ -54,8 +54,6 @@ class OracleResult:
 
 
 def _apply(state: MachineState, op, profile: str) -> np.ndarray | None:
-    from oracles import data_movement  # TEMP until helper lands
-
     if isinstance(op, Tcgen05Mma):
         mma.execute(state, op, profile)
     elif isinstance(op, Tcgen05Cp):

@@ -154,7 +154,7 @@ def _scaled_accumulator(c: np.ndarray, fmt: str, exponent: int) -> np.ndarray:
     finite = np.isfinite(values)
     if (scaled[finite].astype(np.float64) != exact[finite]).any():
         raise UndefinedBehaviour(f"scale-input-d {exponent} makes D inexact before accumulation (not modelled)")
-    return np.where(finite, scaled, values).view(values.dtype).astype(np.uint32)
+    return np.where(finite, scaled, values).astype(dtype).view(np.uint32 if fmt == "f32" else np.uint16).astype(np.uint32)
 
 
 # --- the instruction -------------------------------------------------------------------------

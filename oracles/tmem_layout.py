@@ -70,6 +70,13 @@ def split_lanes(dp: DataPath, lane0: int) -> np.ndarray:
 # --- operand A in TMEM (packing 9.7.16.10.4.3, .5) ------------------------------------------
 
 
+# 4/6-bit elements in an 8-bit container sit at these bit offsets inside it: the format tcgen05.cp
+# decompression writes (fp4 as 00xxxx00, fp6 as 0xxxxxx0: CUTLASS CuTe DSL example
+# examples/python/CuTeDSL/experimental/primitives/tcgen05/cp_narrow_a_to_tmem_mma.py, docstring),
+# taken as the A-in-TMEM packing of Figures 199-201 (assumption A-F4F6-TMEM-CONTAINER).
+CONTAINER_SHIFT = {4: 2, 6: 1}
+
+
 def a_tmem_container_bits(kind: str, element_bits: int) -> int:
     """Bits each A element occupies in a TMEM word: 4/6-bit .kind::f8f6f4 / mxf8f6f4 elements
     sit in 8-bit containers (9.7.16.10.4.3); mxf4 packs two per byte (9.7.16.10.4.5)."""
@@ -78,19 +85,23 @@ def a_tmem_container_bits(kind: str, element_bits: int) -> int:
     return element_bits
 
 
+def a_element_offsets(k: int, container: int, element_bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """(column offset, bit offset) of A elements 0..k-1 of a row: containers packed from the low
+    bits of each word, the element at its container's shift."""
+    kk = np.arange(k, dtype=np.int64)
+    shift = CONTAINER_SHIFT.get(element_bits, 0) if container != element_bits else 0
+    return (kk * container) // 32, (kk * container) % 32 + shift
+
+
 def read_fields(words: np.ndarray, bit_offsets: np.ndarray, bits: int) -> np.ndarray:
     """`bits`-wide fields at bit offsets inside uint32 words (fields never straddle words)."""
     return ((words >> bit_offsets.astype(np.uint32)) & np.uint32((1 << bits) - 1)).astype(np.uint32)
 
 
 def a_from_tmem(tmem: np.ndarray, lanes: np.ndarray, col0: int, k: int, container: int, element_bits: int) -> np.ndarray:
-    """Codes of A [.., rows, k] read at the given lanes (any shape [..., rows]): element k of a row
-    at column col0 + k*container // 32, bit k*container % 32, in the low `element_bits` of its
-    container (assumption A-F4F6-TMEM-CONTAINER for 4/6-bit elements)."""
-    kk = np.arange(k, dtype=np.int64)
-    columns = col0 + (kk * container) // 32
-    offsets = (kk * container) % 32
-    words = tmem[lanes[..., None], columns]
+    """Codes of A [.., rows, k] read at the given lanes (any shape [..., rows])."""
+    columns, offsets = a_element_offsets(k, container, element_bits)
+    words = tmem[lanes[..., None], col0 + columns]
     return read_fields(words, np.broadcast_to(offsets, words.shape), element_bits)
 
 
