@@ -152,9 +152,11 @@ def cmd_vectors(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    from oracles.benchmark import bench_mma
     from oracles.numerics.benchmark import bench
 
     result = bench(batch=args.batch)
+    result["mma"] = bench_mma()
     if args.json:
         print(json.dumps(result, indent=1))
     else:
@@ -165,6 +167,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
         t = result["target"]
         print(f"target: {t['case']} at most {t['limit_us']} us: measured {t['measured_us']} us "
               f"({'met' if t['met'] else 'NOT met'})")
+        m = result["mma"]
+        print(tabulate([[r["kind"], r["input"], r["accumulator"], r["shape"], r["profile"], r["ms"]] for r in m["cases"]],
+                       ["kind", "input", "acc", "M x N x K", "profile", "ms / MMA"], tablefmt="simple"))
+        t = m["target"]
+        print(f"target: {t['case']} at most {t['limit_ms']} ms: measured {t['measured_ms']} ms ({'met' if t['met'] else 'NOT met'})")
     return EXIT_OK
 
 
@@ -211,7 +218,7 @@ def parser() -> argparse.ArgumentParser:
     chk.add_argument("--json", action="store_true")
     chk.set_defaults(func=cmd_vectors)
 
-    ben = sub.add_parser("bench", help="oracle throughput: microseconds per inner product per format")
+    ben = sub.add_parser("bench", help="oracle throughput: microseconds per inner product per format, milliseconds per MMA")
     ben.add_argument("--batch", type=int, default=100_000, help="inner products per timed batch")
     ben.add_argument("--json", action="store_true")
     ben.set_defaults(func=cmd_bench)

@@ -28,6 +28,8 @@ def markdown(s: dict) -> str:
         f"- machine: {s['machine']}",
         f"- seed: {s['seed']}; cases: {s['cases']}; duration: {s['duration_s']} s",
         f"- Table 39 classes covered: {cov['classes_hit']} / {cov['classes_total']}",
+        f"- tcgen05.mma options covered: {cov['options_hit']} / {cov['options_total']}"
+        + (f" (never: {', '.join(cov['options_missed'])})" if cov["options_missed"] else ""),
         "",
         "## Backends",
         "",
@@ -36,6 +38,10 @@ def markdown(s: dict) -> str:
         "## Coverage per Table 39 class (PTX ISA 9.7.16.2.1)",
         "",
         tabulate(sorted(cov["per_class"].items()), ["class", "cases"], tablefmt="github"),
+        "",
+        "## Coverage per tcgen05.mma option",
+        "",
+        tabulate(list(cov["per_option"].items()), ["option", "cases"], tablefmt="github"),
         "",
     ]
     if cov["hopper_programs"]:
@@ -55,6 +61,10 @@ def html_page(s: dict) -> str:
         f"<tr><td>{html.escape(c)}</td><td class='{'hit' if n else 'miss'}'>{n}</td></tr>"
         for c, n in sorted(cov["per_class"].items())
     )
+    options = "".join(
+        f"<tr><td>{html.escape(o)}</td><td class='{'hit' if n else 'miss'}'>{n}</td></tr>"
+        for o, n in cov["per_option"].items()
+    )
     backends = tabulate(_backend_rows(s), _BACKEND_HEADERS, tablefmt="html")
     failures = "".join(
         f"<li><code>{html.escape(f['case_id'])}</code> {html.escape(f['backend'])}: {html.escape(f['detail'])}"
@@ -65,10 +75,12 @@ def html_page(s: dict) -> str:
 .hit{{background:#cfc}}.miss{{background:#fcc}}</style></head><body>
 <h1>tcgen05-conformance run</h1>
 <p>command <code>{html.escape(s['command'])}</code> on {html.escape(s['machine'])}; seed {s['seed']};
-{s['cases']} cases in {s['duration_s']} s; Table 39 classes covered {cov['classes_hit']} / {cov['classes_total']}</p>
+{s['cases']} cases in {s['duration_s']} s; Table 39 classes covered {cov['classes_hit']} / {cov['classes_total']};
+tcgen05.mma options covered {cov['options_hit']} / {cov['options_total']}</p>
 <h2>Backends</h2>{backends}
 <h2>Failures</h2><ul>{failures}</ul>
 <h2>Coverage per Table 39 class</h2><table><tr><th>class</th><th>cases</th></tr>{rows}</table>
+<h2>Coverage per tcgen05.mma option</h2><table><tr><th>option</th><th>cases</th></tr>{options}</table>
 </body></html>
 """
 

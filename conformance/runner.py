@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from conformance import __version__
 from conformance.backends.base import ERROR, FAIL, PASS, CaseResult, backend_named
+from conformance.coverage import option_coverage
 from conformance.encoding import idesc as idesc_codec
 from conformance.instructions import Tcgen05Mma
 from conformance.isa import mma
@@ -130,6 +131,7 @@ def coverage(programs: Sequence[Program]) -> dict:
         "classes_missed": [c for c in total if not per_class[c]],
         "per_class": {c: per_class[c] for c in total},
         "hopper_programs": dict(hopper),
+        **option_coverage(programs),
     }
 
 
