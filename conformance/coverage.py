@@ -1,4 +1,4 @@
-"""Coverage of a run: Table 39 classes, and the options of each tcgen05.mma (descriptor modes,
+"""Coverage of a run: Table 39 classes, Hopper programs, and the options of each tcgen05.mma (descriptor modes,
 operand sources, qualifiers, predicates) as `name=value` labels over a known universe, so a
 report can list what a run never exercised."""
 
@@ -78,4 +78,28 @@ def option_coverage(programs: Sequence[Program]) -> dict:
         "options_hit": sum(1 for o in OPTION_UNIVERSE if counts[o]),
         "options_missed": [o for o in OPTION_UNIVERSE if not counts[o]],
         "per_option": {o: counts[o] for o in OPTION_UNIVERSE},
+    }
+
+
+def shape_class_of(op: object) -> str | None:
+    """The Table 39 class id an instruction exercises, if it is a legal-shaped tcgen05.mma."""
+    if not isinstance(op, Tcgen05Mma) or op.kind not in mma.KINDS:
+        return None
+    d = idesc_codec.decode(op.kind, op.idesc)
+    c = mma.shape_class_for(op.kind, op.ws, op.cta_group, op.sparse, d.m, d.k96)
+    return c.id if c else None
+
+
+def coverage(programs: Sequence[Program]) -> dict:
+    """Table 39 classes hit, Hopper programs, and the MMA options."""
+    per_class = Counter(c for p in programs for c in map(shape_class_of, p.ops) if c)
+    hopper = Counter(op.OP for p in programs for op in p.ops if op.OP in ("wgmma.mma_async", "mma.sp"))
+    total = [c.id for c in mma.SHAPE_CLASSES]
+    return {
+        "classes_total": len(total),
+        "classes_hit": sum(1 for c in total if per_class[c]),
+        "classes_missed": [c for c in total if not per_class[c]],
+        "per_class": {c: per_class[c] for c in total},
+        "hopper_programs": dict(hopper),
+        **option_coverage(programs),
     }

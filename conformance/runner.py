@@ -16,9 +16,7 @@ from hypothesis import strategies as st
 
 from conformance import __version__
 from conformance.backends.base import ERROR, FAIL, PASS, CaseResult, backend_named
-from conformance.coverage import option_coverage
-from conformance.encoding import idesc as idesc_codec
-from conformance.instructions import Tcgen05Mma
+from conformance.coverage import coverage
 from conformance.isa import mma
 from conformance.program import Program, dumps
 from generators.instructions import shape_classes_for_target
@@ -35,15 +33,6 @@ def target_for_class(c: mma.ShapeClass) -> str:
         if c in shape_classes_for_target(target):
             return target
     raise ValueError(f"no target supports {c.id}")
-
-
-def shape_class_of(op: object) -> str | None:
-    """The Table 39 class id an instruction exercises, if it is a legal-shaped tcgen05.mma."""
-    if not isinstance(op, Tcgen05Mma) or op.kind not in mma.KINDS:
-        return None
-    d = idesc_codec.decode(op.kind, op.idesc)
-    c = mma.shape_class_for(op.kind, op.ws, op.cta_group, op.sparse, d.m, d.k96)
-    return c.id if c else None
 
 
 def generate_programs(examples: int, seed: int) -> list[Program]:
@@ -119,20 +108,6 @@ def execute(programs: list[Program], backends: Sequence[str], profile: str | Non
         summary.duration_s = round(time.perf_counter() - started, 3)
         outcome.results[name], outcome.summaries[name] = results, summary
     return outcome
-
-
-def coverage(programs: Sequence[Program]) -> dict:
-    per_class = Counter(c for p in programs for c in map(shape_class_of, p.ops) if c)
-    hopper = Counter(op.OP for p in programs for op in p.ops if op.OP in ("wgmma.mma_async", "mma.sp"))
-    total = [c.id for c in mma.SHAPE_CLASSES]
-    return {
-        "classes_total": len(total),
-        "classes_hit": sum(1 for c in total if per_class[c]),
-        "classes_missed": [c for c in total if not per_class[c]],
-        "per_class": {c: per_class[c] for c in total},
-        "hopper_programs": dict(hopper),
-        **option_coverage(programs),
-    }
 
 
 def summary(outcome: RunOutcome, seed: int, examples: int, duration: float, command: list[str]) -> dict:

@@ -25,7 +25,7 @@ from generators import instructions as legal
 from generators.operand_images import SCALE_CODES, exact_codes, write_bits, write_word_fields
 from oracles.mma import MmaShape, shape_of
 from oracles.smem_operand import element_bit_addresses, storage_for
-from oracles.tmem_layout import a_element_offsets, a_tmem_container_bits, meta_positions, split_lanes
+from oracles.tmem_layout import a_element_offsets, a_tmem_container_bits, meta_positions, scale_factor_positions, split_lanes
 
 
 def _round16(n: int) -> int:
@@ -106,7 +106,6 @@ def _scale_factors(tmem: np.ndarray, rng: np.random.Generator, op: Tcgen05Mma, s
     d = s.d
     sv = mma.scale_vector(op.kind, op.scale_vec, d.k96)
     codes_of = SCALE_CODES[d.scale_type or "ue8m0"]
-    per_group = 2 if d.k96 else 1
     width = d.n // s.dp.splits
     for address, sf_id, count, local in ((op.scale_a_tmem, d.sfa_id, s.dp.rows, False), (op.scale_b_tmem, d.sfb_id, d.n, True)):
         col0 = taddr_codec.decode(address)[1]
@@ -114,11 +113,7 @@ def _scale_factors(tmem: np.ndarray, rng: np.random.Generator, op: Tcgen05Mma, s
         for p in range(4):
             split = p * s.dp.splits // 4 if local else 0
             index = np.arange(width if local else count)
-            f = np.arange(sv.factors)
-            byte = sf_id + f
-            lanes = np.broadcast_to((32 * p + index % 32)[:, None], (index.size, f.size))
-            columns = col0 + per_group * (index[:, None] // 32) + byte[None, :] // 4
-            offsets = np.broadcast_to(8 * (byte % 4)[None, :], lanes.shape)
+            lanes, columns, offsets = scale_factor_positions(np.full(index.shape, p), index, col0, sv.factors, sf_id, d.k96)
             values = factors[split * width + index] if local else factors
             write_word_fields(tmem, lanes, columns, offsets, values, 8)
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from conformance.encoding import idesc, sdesc
 from conformance.instructions import Tcgen05Mma
+from conformance.isa.mma import TYPE_BITS
 from conformance.program import Program, SmemSegment
 from generators.operand_images import exact_codes, write_bits
 from oracles import mma
@@ -36,7 +37,7 @@ def mma_program(kind: str, atype: str, dtype: str, m: int, n: int, seed: int = 0
     descriptors = []
     for start, rows in ((0, m), (32768, n)):
         desc = sdesc.SmemDescriptor(start, 16, 1024, "128B")
-        storage = storage_for(16 if atype == "f16" else 8, False)
+        storage = storage_for(TYPE_BITS[atype], False)
         addresses = element_bit_addresses(desc, True, rows, k, storage)
         write_bits(image, addresses, rng.choice(exact_codes(atype), addresses.shape), storage.bits)
         descriptors.append(sdesc.encode(desc))

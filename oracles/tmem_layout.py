@@ -144,19 +144,26 @@ def meta_positions(dp: DataPath, kind: str, k: int, lane0: int, col0: int, selec
 # --- scale factors (9.7.16.10.7) -------------------------------------------------------------
 
 
-def scale_factors(tmem: np.ndarray, subpartition: np.ndarray, index: np.ndarray, col0: int, factors: int,
-                  sf_id: int, k96: bool) -> np.ndarray:
-    """Scale-factor codes [..., factors] of row/column `index` (local to its data-path split) as
-    read by data-path lanes of the given 32-lane `subpartition` (arrays of one shape).
+def scale_factor_positions(subpartition: np.ndarray, index: np.ndarray, col0: int, factors: int, sf_id: int,
+                           k96: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(lane, column, bit offset), each [..., factors], of the scale factors of row/column `index`
+    (local to its data-path split) as read by lanes of the given 32-lane `subpartition` (arrays of
+    one shape).
 
     CUTLASS `tmem_sf_frg`: the factors of index i sit at lane i % 32 of every subpartition
     (duplicated, as 9.7.16.10.7 requires), column col0 + i // 32, byte SF_ID + f (9.7.16.10.7.2-3:
     SF_ID is the byte offset); for B in the 2x2 data path each column half counts its columns from
     0 (`ScaleFactorDuplicated2by2`). K = 96 (3 or 6 factors): two columns per 32 indices, byte
     SF_ID + f of their 8 bytes (assumption A-SF-K96-LAYOUT)."""
-    f = np.arange(factors, dtype=np.int64)
-    byte = sf_id + f
+    byte = sf_id + np.arange(factors, dtype=np.int64)
     column = col0 + (2 if k96 else 1) * (index[..., None] // 32) + byte // 4
     lane = 32 * subpartition[..., None] + index[..., None] % 32
-    words = tmem[lane, column]
-    return read_fields(words, np.broadcast_to(8 * (byte % 4), words.shape), 8)
+    lane, column, offset = np.broadcast_arrays(lane, column, 8 * (byte % 4))
+    return lane, column, offset
+
+
+def scale_factors(tmem: np.ndarray, subpartition: np.ndarray, index: np.ndarray, col0: int, factors: int,
+                  sf_id: int, k96: bool) -> np.ndarray:
+    """Scale-factor codes [..., factors] at `scale_factor_positions`."""
+    lane, column, offset = scale_factor_positions(subpartition, index, col0, factors, sf_id, k96)
+    return read_fields(tmem[lane, column], offset, 8)

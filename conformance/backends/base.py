@@ -20,6 +20,17 @@ class CaseResult:
     data: dict = field(default_factory=dict)
 
 
+def run_each(run_one: Callable[[Program], CaseResult], programs: Sequence[Program],
+             progress: Callable[[int], None] | None = None) -> list[CaseResult]:
+    """`run` for backends that take one program at a time: results in order, progress after each."""
+    results = []
+    for k, p in enumerate(programs):
+        results.append(run_one(p))
+        if progress:
+            progress(k + 1)
+    return results
+
+
 class Backend(Protocol):
     name: str
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from conformance.backends.base import ERROR, PASS, SKIP, CaseResult
+from conformance.backends.base import ERROR, PASS, SKIP, CaseResult, run_each
 from conformance.program import Program
 from oracles.execute import run
 from oracles.state import NotModelled, UndefinedBehaviour
@@ -25,12 +25,7 @@ class OracleBackend:
         return None
 
     def run(self, programs: Sequence[Program], progress: Callable[[int], None] | None = None) -> list[CaseResult]:
-        results = []
-        for k, p in enumerate(programs):
-            results.append(self.run_one(p))
-            if progress:
-                progress(k + 1)
-        return results
+        return run_each(self.run_one, programs, progress)
 
     def run_one(self, p: Program) -> CaseResult:
         try:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from conformance.backends.base import ERROR, FAIL, PASS, CaseResult
+from conformance.backends.base import ERROR, FAIL, PASS, CaseResult, run_each
 from conformance.legality import check
 from conformance.program import Program
 from device.assembler import AssemblerUnavailable, assemble, assembler_version
@@ -25,12 +25,7 @@ class PtxasBackend:
         return None
 
     def run(self, programs: Sequence[Program], progress: Callable[[int], None] | None = None) -> list[CaseResult]:
-        results = []
-        for k, p in enumerate(programs):
-            results.append(self.run_one(p))
-            if progress:
-                progress(k + 1)
-        return results
+        return run_each(self.run_one, programs, progress)
 
     def run_one(self, p: Program) -> CaseResult:
         violations = [str(v) for op in p.ops for v in check(op, p.target)]

@@ -34,6 +34,15 @@ def _neighbours(r: np.floating) -> tuple[Fraction, Fraction]:
     return Fraction(float(lo)), Fraction(float(hi))
 
 
+def _exact_case(fmt: str, acc: str, k: int, spread, seed: int, rows: int):
+    """Random operands (a, b, c) and the exact profile's d for them."""
+    rng = np.random.default_rng(seed)
+    a = random_bits(fmt, (rows, k), rng, spread)
+    b = random_bits(fmt, (rows, k), rng, spread)
+    c = random_bits(acc, (rows,), rng, spread)
+    return a, b, c, inner_product(a, b, c, fmt, acc, "exact")
+
+
 @settings(deadline=None)
 @given(
     fmt=st.sampled_from(FLOAT_INPUTS),
@@ -43,12 +52,8 @@ def _neighbours(r: np.floating) -> tuple[Fraction, Fraction]:
     seed=st.integers(0, 2**32 - 1),
 )
 def test_exact_is_nearest_even_of_fraction_sum(fmt, acc, k, spread, seed):
-    rng = np.random.default_rng(seed)
     rows = 6
-    a = random_bits(fmt, (rows, k), rng, spread)
-    b = random_bits(fmt, (rows, k), rng, spread)
-    c = random_bits(acc, (rows,), rng, spread)
-    d = inner_product(a, b, c, fmt, acc, "exact")
+    a, b, c, d = _exact_case(fmt, acc, k, spread, seed, rows)
     np_t = np.float32 if acc == "f32" else np.float16
     results = d.view(np_t)
     for i in range(rows):
@@ -79,12 +84,8 @@ def test_exact_is_nearest_even_of_fraction_sum(fmt, acc, k, spread, seed):
     seed=st.integers(0, 2**32 - 1),
 )
 def test_exact_matches_fraction_reference_including_specials(fmt, acc, k, spread, seed):
-    rng = np.random.default_rng(seed)
     rows = 4
-    a = random_bits(fmt, (rows, k), rng, spread)
-    b = random_bits(fmt, (rows, k), rng, spread)
-    c = random_bits(acc, (rows,), rng, spread)
-    d = inner_product(a, b, c, fmt, acc, "exact")
+    a, b, c, d = _exact_case(fmt, acc, k, spread, seed, rows)
     for i in range(rows):
         assert int(d[i]) == exact_reference(a[i], b[i], int(c[i]), fmt, acc), i
 
