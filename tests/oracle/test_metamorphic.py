@@ -33,7 +33,7 @@ import functools
 from collections.abc import Callable
 
 import numpy as np
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
 from conformance.encoding import idesc as idesc_codec
@@ -458,6 +458,7 @@ def first_link_is_exact(op: Tcgen05Mma, a: np.ndarray, b: np.ndarray, c: np.ndar
 def check_untouched_cells(p: Program) -> None:
     """An MMA writes D and nothing else (9.7.16.10.9.1): every TMEM cell outside the D cells of
     the data-path layout keeps its initial value, in every CTA of the CTA group."""
+    event("relation checked: untouched cells")
     before, after = initial_tmem(p), final_tmem(p)
     outside = np.ones(before.shape, dtype=bool)
     lanes, columns = d_cells(mma_of(p))
@@ -501,7 +502,8 @@ def check_equivalences(p: Program, equivalences: list[Equivalence]) -> None:
     `p`'s state, so one oracle run checks several relations. On a mismatch each is checked alone
     and the error names those that fail by themselves."""
     variant = p
-    for _, transform in equivalences:
+    for name, transform in equivalences:
+        event(f"relation checked: {name}")
         variant = transform(variant)
     if np.array_equal(final_tmem(variant), final_tmem(p)):
         return
@@ -520,6 +522,7 @@ def check_disable_output_lane(p: Program, words: tuple[int, ...]) -> None:
     in the Tensor Memory for the resultant matrix D will not be updated". With `p`'s mask, or
     `words` when `p` has none, every disabled lane keeps its initial cells and every other lane
     holds what the MMA without the mask writes there."""
+    event("relation checked: disable output lane")
     op = mma_of(p)
     masked = p if op.disable_output_lane is not None else with_op(p, disable_output_lane=words)
     disabled = disabled_lanes(mma_of(masked), p.ctas)[:, :, None]
@@ -532,6 +535,7 @@ def check_accumulating_onto_zero(p: Program) -> None:
     the two agree wherever the result is non-zero (x + 0 = x) and are both zero elsewhere (only the
     sign of a zero may differ). The variant without accumulation keeps `p`'s random D, so an
     oracle that accumulated anyway fails."""
+    event("relation checked: accumulating onto zero")
     op = mma_of(p)
     tmem = initial_tmem(p)
     lanes, columns = d_cells(op)
@@ -547,6 +551,7 @@ def check_negate_one(p: Program, operand: str) -> None:
     """Negating one operand (9.7.16.10.1) of D = A*B (enable-input-d false) negates every product and
     so every non-zero result (round-to-nearest is symmetric about 0); zero results stay zero. NaN
     results (from non-finite inputs where the operands' images overlap) have no sign to compare."""
+    event("relation checked: negate one")
     op = mma_of(p)
     d = idesc_of(op)
     base = with_op(p, enable_input_d=False)
@@ -581,6 +586,7 @@ def check_cta_pair_halves(p: Program) -> None:
     Where the layouts agree CTA c's whole TMEM image matches; M = 128 dense (layout B, 2x2) has no
     cta_group::1 counterpart, so its D is compared with M = 64 (layout F) over the same matrices.
     Without disable-output-lane and .ashift (M = 64 has no .ashift)."""
+    event("relation checked: cta pair halves")
     p = with_op(p, disable_output_lane=None, ashift=False, collector=None)
     op = mma_of(p)
     d = idesc_of(op)
@@ -611,6 +617,7 @@ def check_sparse_as_dense(p: Program, cta: int) -> None:
     a = dense_a(a_codes(p, cta), metadata(p, cta), op.kind)
     c = d_of(op, initial_tmem(p))[cta]
     assume(first_link_is_exact(op, a, b, c, shape(op).k // 2))
+    event("relation checked: sparse as dense")
     dense = reference_program(p, op.ws, d.m // op.cta_group, a, b, c)
     np.testing.assert_array_equal(d_of(dense.ops[0], final_tmem(dense))[0], d_of(op, final_tmem(p))[cta],
                                   err_msg=f"CTA {cta}: sparse against dense with the expanded A")
@@ -622,6 +629,7 @@ def check_ashift(p: Program) -> None:
     by one, row r taking row r-1's cells and row 0 keeping its own (assumption A-ASHIFT-ROW0). A in
     shared memory is first copied into TMEM. Only lastuse/discard collector usage goes with
     .ashift: both run without another one (no collector changes a result, `collector_change`)."""
+    event("relation checked: ashift")
     p = p if mma_of(p).a_tmem is not None else with_a_in_tmem(p)
     op = mma_of(p)
     d = idesc_of(op)
@@ -655,6 +663,7 @@ def check_zero_column_mask(p: Program, word: int) -> None:
     enable-input-d those D columns hold 0*A + D, the initial D (a zero of either sign where that is
     zero), in the rows where A is finite (NaN where it is not: 0 * inf); every other column equals
     the same MMA with an all-zero mask (Non-Zero Mask bit clear) and the same column shift."""
+    event("relation checked: zero column mask")
     p = with_op(p, enable_input_d=True)
     op = mma_of(p)
     d = idesc_of(op)
@@ -678,6 +687,7 @@ def check_ws_as_plain(p: Program) -> None:
     """.ws M = 128 (9.7.16.10.9.3) computes what the non-.ws cta_group::1 M = 128 MMA computes: both
     use data-path layout D (9.7.16.10.5.4) for D, A in TMEM and the metadata, so with no .ws-only
     feature (zero-column mask, B-reuse shift) the whole TMEM image agrees."""
+    event("relation checked: ws as plain")
     ws = with_op(p, zero_column_mask=None)
     plain = with_idesc(with_op(ws, ws=False, collector=None), max_shift=0)
     np.testing.assert_array_equal(final_tmem(plain), final_tmem(ws), err_msg=".ws against non-.ws")
@@ -710,6 +720,7 @@ def check_block_scale(p: Program, ea: int, eb: int) -> None:
     MMA over the same operands (same types, layouts, data-path layout and TMEM image); with every
     factor of A = 2^ea and of B = 2^eb, D = A*B (enable-input-d false) is 2^(ea+eb) times the
     unscaled one, exactly, which an oracle that ignores the factors fails."""
+    event("relation checked: block scale")
     op = mma_of(p)
     d = idesc_of(op)
     ones = with_op(with_uniform_scales(p, 0, 0), enable_input_d=False)
@@ -750,7 +761,7 @@ def equivalence_runs(p: Program, data: st.DataObject) -> list[list[Equivalence]]
     return [run]
 
 
-@settings(max_examples=1000, **RELATION_SETTINGS)
+@settings(max_examples=1250, **RELATION_SETTINGS)
 @given(p=programs(lambda c: int(is_plain_form(c) and c.cta_group == 2)), data=st.data())
 def test_cta_pair_forms(p: Program, data: st.DataObject) -> None:
     """Non-.ws, non-block-scaled cta_group::2 MMAs (M = 128, 256; dense and sparse; the four kinds).
@@ -781,7 +792,7 @@ def ws_weight(c: isa.ShapeClass) -> int:
     return (20 if c.m == 128 else 1) if c.ws else 0
 
 
-@settings(max_examples=1100, **RELATION_SETTINGS)
+@settings(max_examples=1250, **RELATION_SETTINGS)
 @given(p=programs(ws_weight), data=st.data())
 def test_ws_forms(p: Program, data: st.DataObject) -> None:
     """.ws MMAs (the four kinds, dense and sparse, mostly M = 128). Under the ci profile 1,100
