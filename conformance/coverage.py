@@ -16,13 +16,17 @@ from conformance.isa.swizzle import SWIZZLE_MODES
 from conformance.program import Program
 
 
+def scale_vec_label(sv: mma.ScaleVector) -> str:
+    return f"scale_vec={sv.kind}.{sv.qualifier}{'.k96' if sv.k96 else ''}"
+
+
 def _universe() -> list[str]:
     labels = [f"kind={k}" for k in mma.KINDS]
     labels += [f"{operand}.swizzle={s}" for operand in ("a", "b") for s in SWIZZLE_MODES]
     labels += [f"{operand}.major={m}" for operand in ("a", "b") for m in ("K", "MN")]
     labels += [f"{operand}.base_offset={b}" for operand in ("a", "b") for b in ("zero", "nonzero")]
     labels += ["a.source=smem", "a.source=tmem", "lbo=absolute", "lbo=relative"]
-    labels += [f"scale_vec={sv.qualifier}{'.k96' if sv.k96 else ''}" for sv in mma.SCALE_VECTORS]
+    labels += [scale_vec_label(sv) for sv in mma.SCALE_VECTORS]
     labels += [f"scale_type={t}" for t in mma.SCALE_TYPE_CODES]
     labels += [f"sf_id={i}" for i in range(4)]
     labels += [f"sparse_selector={i}" for i in range(4)]
@@ -52,7 +56,7 @@ def mma_options(op: Tcgen05Mma) -> list[str]:
     if op.block_scale:
         sv = mma.scale_vector(op.kind, op.scale_vec, d.k96)
         if sv:
-            labels.append(f"scale_vec={sv.qualifier}{'.k96' if sv.k96 else ''}")
+            labels.append(scale_vec_label(sv))
         labels += [f"scale_type={d.scale_type}", f"sf_id={d.sfa_id}", f"sf_id={d.sfb_id}"]
     if d.sparse:
         labels.append(f"sparse_selector={d.sparse_selector}")

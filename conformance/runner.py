@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 
 from conformance import __version__
 from conformance.backends.base import ERROR, FAIL, PASS, CaseResult, backend_named
-from conformance.coverage import coverage
+from conformance.coverage import OPTION_UNIVERSE, coverage, mma_options, option_counts
 from conformance.isa import mma
 from conformance.program import Program, dumps
-from generators.instructions import shape_classes_for_target
+from generators.instructions import shape_classes_for_target, tcgen05_mma
 from generators.programs import hopper_programs, tcgen05_programs
 from generators.sampling import draw_examples
 
@@ -36,13 +36,15 @@ def target_for_class(c: mma.ShapeClass) -> str:
 
 
 def generate_programs(examples: int, seed: int) -> list[Program]:
-    """`examples` programs: one per Table 39 class first (coverage), then random ones, a share
-    of them Hopper (wgmma / mma.sp on sm_90a). The same seed gives the same list."""
+    """`examples` programs: one per Table 39 class first, then one for each MMA option those
+    miss (coverage), then random ones, a share of them Hopper (wgmma / mma.sp on sm_90a). The
+    same seed gives the same list."""
     classes = list(mma.SHAPE_CLASSES)
     programs = [
         draw_examples(tcgen05_programs(target_for_class(c), c), 1, seed + k)[0]
         for k, c in enumerate(classes[:examples])
     ]
+    programs += option_programs(programs, examples - len(programs), seed + 300_007)
     rest = examples - len(programs)
     if rest > 0:
         hopper = int(rest * HOPPER_SHARE)
@@ -50,6 +52,29 @@ def generate_programs(examples: int, seed: int) -> list[Program]:
         programs += draw_examples(mixed, rest - hopper, seed + 100_003)
         programs += draw_examples(hopper_programs(), hopper, seed + 200_003) if hopper else []
     return programs
+
+
+OPTION_SEARCH_BATCH, OPTION_SEARCH_BATCHES = 256, 16  # the rarest option (one K=96 form) needs ~300 MMAs
+
+
+def option_programs(programs: Sequence[Program], limit: int, seed: int) -> list[Program]:
+    """At most `limit` programs, one per MMA option of `OPTION_UNIVERSE` that `programs` never
+    exercise: batches of MMAs are drawn (cheaply, without operand images) over every Blackwell
+    target and class, and the first MMA exercising a missing option becomes a whole program."""
+    hit = option_counts(programs)
+    pairs = [(t, c) for t in BLACKWELL_TARGETS for c in shape_classes_for_target(t)]
+    mmas = st.sampled_from(pairs).flatmap(lambda tc: st.tuples(st.just(tc), tcgen05_mma(*tc, reach="compact")))
+    directed: list[Program] = []
+    for batch in range(OPTION_SEARCH_BATCHES):
+        missing = [o for o in OPTION_UNIVERSE if not hit[o]]
+        if not missing or len(directed) >= limit:
+            break
+        for (target, c), op in draw_examples(mmas, OPTION_SEARCH_BATCH, seed + batch):
+            options = mma_options(op)
+            if len(directed) < limit and any(not hit[o] for o in options):
+                directed.append(draw_examples(tcgen05_programs(target, c, op), 1, seed + len(directed))[0])
+                hit.update(options)
+    return directed
 
 
 @dataclass

@@ -119,10 +119,12 @@ def _scale_factors(tmem: np.ndarray, rng: np.random.Generator, op: Tcgen05Mma, s
 
 
 @st.composite
-def tcgen05_programs(draw, target: str, shape_class: mma.ShapeClass | None = None) -> Program:
-    """A tcgen05 program: one legal MMA of a Table 39 class with the data it reads."""
+def tcgen05_programs(draw, target: str, shape_class: mma.ShapeClass | None = None,
+                     mma_op: Tcgen05Mma | None = None) -> Program:
+    """A tcgen05 program: one legal MMA of a Table 39 class (drawn, or `mma_op` as drawn by
+    `generators.instructions.tcgen05_mma(target, shape_class, reach="compact")`) with the data it reads."""
     c = shape_class or draw(st.sampled_from(legal.shape_classes_for_target(target)))
-    op = draw(legal.tcgen05_mma(target, c, reach="compact"))
+    op = mma_op or draw(legal.tcgen05_mma(target, c, reach="compact"))
     s = shape_of(op)
     op, allocation = _tmem_plan(draw, op, s)
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))

@@ -1,5 +1,9 @@
 """Drawing a reproducible list of examples from a strategy outside a test: the seed alone
-determines the list, so a run is replayable from its printed seed."""
+determines the list, so a run is replayable from its printed seed.
+
+Hypothesis tries the simplest example (every choice at its minimum) first in each `@given`
+run, whatever the seed; that draw is skipped (unless the strategy has no other), so every
+example depends on the seed."""
 
 from __future__ import annotations
 
@@ -16,18 +20,23 @@ def draw_examples(strategy: st.SearchStrategy[T], count: int, seed: int) -> list
     examples: list[T] = []
     round_ = 0
     while len(examples) < count:
+        drawn: list[T] = []
+
         @hypothesis_seed(seed * 1_000_003 + round_)
         @settings(
-            max_examples=count - len(examples), database=None, deadline=None,
+            max_examples=count - len(examples) + 1, database=None, deadline=None,
             phases=[Phase.generate], suppress_health_check=list(HealthCheck),
         )
         @given(strategy)
         def collect(value: T) -> None:
-            if len(examples) < count:
+            drawn.append(value)
+            if len(drawn) > 1 and len(examples) < count:
                 examples.append(value)
 
         before = len(examples)
         collect()
+        if len(drawn) == 1:  # the simplest example is the only one
+            examples.append(drawn[0])
         round_ += 1
         if len(examples) == before and round_ > 10:
             raise RuntimeError(f"the strategy yields no more examples after {before}")
