@@ -18,7 +18,9 @@ from conformance.encoding import idesc, sdesc, taddr, zcmask
 from conformance.encoding.bitfields import EncodingError
 from conformance.isa.mma import KINDS
 from conformance.isa.targets import TARGETS
+from conformance.journal import Journal
 from conformance.program import ProgramError
+from conformance.supervisor import DEFAULT_BATCH_SIZE, FACTORY_PATH
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -32,6 +34,12 @@ def _word(text: str) -> int:
         return int(text, 0)
     except ValueError:
         raise UsageError(f"{text!r} is not an integer (use 0x... for hexadecimal)") from None
+
+
+def _backend_spec(text: str) -> str:
+    if text in BACKENDS or FACTORY_PATH.fullmatch(text):
+        return text
+    raise argparse.ArgumentTypeError(f"{text!r} is neither a backend ({', '.join(BACKENDS)}) nor MODULE:FACTORY")
 
 
 def cmd_decode(args: argparse.Namespace) -> int:
@@ -91,8 +99,23 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     started = time.perf_counter()
     backends = args.backend or list(DEFAULT_BACKENDS)
-    programs = runner.generate_programs(args.examples, args.seed)
-    outcome = runner.execute(programs, backends, args.profile)
+    if args.timeout is not None and not args.timeout > 0:  # nan too
+        raise UsageError("--timeout must be positive")
+    if args.batch_size is not None and (args.timeout is None or args.batch_size < 1):
+        raise UsageError("--batch-size takes a positive count and goes with --timeout")
+    journal = None
+    if args.journal:
+        journal = Journal.open(args.journal, {"seed": args.seed, "examples": args.examples,
+                                              "backends": backends, "profile": args.profile})
+        if journal.count():
+            print(f"resuming {args.journal}: {journal.count()} case results already journaled", file=sys.stderr)
+    try:
+        programs = runner.generate_programs(args.examples, args.seed)
+        outcome = runner.execute(programs, backends, args.profile, journal=journal, timeout_s=args.timeout,
+                                 batch_size=args.batch_size or DEFAULT_BATCH_SIZE)
+    finally:
+        if journal is not None:
+            journal.close()
     command = ["tcgen05-conformance", *sys.argv[1:]]
     summary = runner.summary(outcome, args.seed, args.examples, time.perf_counter() - started, command)
     results = {
@@ -183,13 +206,23 @@ def parser() -> argparse.ArgumentParser:
     sub = top.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="generate programs, execute them on backends, diff and report")
-    run.add_argument("--backend", action="append", choices=BACKENDS,
-                     help=f"a backend to run (repeatable; default: {', '.join(DEFAULT_BACKENDS)})")
+    run.add_argument("--backend", action="append", type=_backend_spec, metavar="NAME",
+                     help=f"a backend to run: {', '.join(BACKENDS)}, or a plugin's factory as MODULE:FACTORY "
+                          f"(repeatable; default: {', '.join(DEFAULT_BACKENDS)})")
     run.add_argument("--examples", type=int, default=200, help="programs to generate (default 200)")
     run.add_argument("--seed", type=int, default=0, help="generation seed (default 0)")
     run.add_argument("--profile", default="exact", choices=("exact", "sm_90a", "sm_100a"),
                      help="numeric profile the oracle computes with (default exact)")
     run.add_argument("--report-dir", default="out", help="where summary.json and the reports go (default out/)")
+    run.add_argument("--journal", metavar="FILE",
+                     help="append each case result to FILE as it completes; if FILE exists, resume: its cases are not "
+                          "run again (refused if FILE was written with another seed, examples, backends or profile)")
+    run.add_argument("--timeout", type=float, metavar="S",
+                     help="run each backend in child processes, one per batch of cases, killing a child still running "
+                          "after S seconds (its start included); the case a killed or crashed child was running is "
+                          "retried alone and, if it fails alone too, reported as an error (default: in this process)")
+    run.add_argument("--batch-size", type=int, metavar="N",
+                     help=f"cases per child process with --timeout (default {DEFAULT_BATCH_SIZE})")
     run.set_defaults(func=cmd_run)
 
     leg = sub.add_parser("legality", help="the legality model against the assembler")

@@ -15,10 +15,12 @@ from typing import Sequence
 from hypothesis import strategies as st
 
 from conformance import __version__
-from conformance.backends.base import ERROR, FAIL, PASS, CaseResult, backend_named
+from conformance.backends.base import ERROR, FAIL, PASS, Backend, CaseResult
 from conformance.coverage import OPTION_UNIVERSE, coverage, mma_options, option_counts
 from conformance.isa import mma
+from conformance.journal import Journal
 from conformance.program import Program, dumps
+from conformance.supervisor import DEFAULT_BATCH_SIZE, backend_from_spec, run_one_at_a_time, run_supervised
 from generators.instructions import shape_classes_for_target, tcgen05_mma
 from generators.programs import hopper_programs, tcgen05_programs
 from generators.sampling import draw_examples
@@ -114,10 +116,18 @@ class Progress:
         sys.stderr.flush()
 
 
-def execute(programs: list[Program], backends: Sequence[str], profile: str | None = None) -> RunOutcome:
+def execute(programs: list[Program], backends: Sequence[str], profile: str | None = None, *,
+            journal: Journal | None = None, timeout_s: float | None = None,
+            batch_size: int = DEFAULT_BATCH_SIZE) -> RunOutcome:
+    """Run the programs on each backend (a registered name or a `package.module:factory` path).
+
+    With `journal`, every result is journaled as soon as it exists, and the cases the journal
+    already holds for a backend are not run again: their journaled results are reused. With
+    `timeout_s`, each backend runs in watched child processes, `batch_size` cases each, so a
+    hang or a crash costs the case that caused it (`conformance.supervisor`)."""
     outcome = RunOutcome(programs)
     for name in backends:
-        backend = backend_named(name, profile)
+        backend = backend_from_spec(name, profile)
         summary = BackendSummary()
         reason = backend.unavailable_reason()
         started = time.perf_counter()
@@ -125,7 +135,7 @@ def execute(programs: list[Program], backends: Sequence[str], profile: str | Non
             summary.skipped, summary.skip_reason = len(programs), reason
             results = [CaseResult(p.case_id, "skip", reason) for p in programs]
         else:
-            results = backend.run(programs, Progress(name, len(programs)))
+            results = _run_backend(name, backend, programs, profile, journal, timeout_s, batch_size)
             counts = Counter(r.status for r in results)
             summary.ran = len(results) - counts["skip"]
             summary.passed, summary.failed = counts[PASS], counts[FAIL]
@@ -133,6 +143,32 @@ def execute(programs: list[Program], backends: Sequence[str], profile: str | Non
         summary.duration_s = round(time.perf_counter() - started, 3)
         outcome.results[name], outcome.summaries[name] = results, summary
     return outcome
+
+
+def _run_backend(name: str, backend: Backend, programs: list[Program], profile: str | None,
+                 journal: Journal | None, timeout_s: float | None, batch_size: int) -> list[CaseResult]:
+    """One backend's results in program order: journaled ones reused, the others run, in
+    process (in one call when there is no journal to feed) or supervised."""
+    progress = Progress(name, len(programs))
+    if journal is None and timeout_s is None:
+        return backend.run(programs, progress)
+    results = journal.done(name) if journal is not None else {}
+    pending = [p for p in programs if p.case_id not in results]
+    reused = len(programs) - len(pending)
+
+    def finished(r: CaseResult) -> None:
+        results[r.case_id] = r
+        if journal is not None:
+            journal.record(name, r)
+
+    def step(done: int) -> None:
+        progress(reused + done)
+
+    if timeout_s is None:
+        run_one_at_a_time(backend, pending, finished, step)
+    else:
+        run_supervised(name, profile, pending, timeout_s, batch_size, step, finished)
+    return [results[p.case_id] for p in programs]
 
 
 def summary(outcome: RunOutcome, seed: int, examples: int, duration: float, command: list[str]) -> dict:

@@ -1,0 +1,262 @@
+"""Fault isolation: run a backend over programs in child processes under a watchdog, so that a
+hung kernel (an mbarrier that never completes), a segfault or a device fault costs one case,
+not the run.
+
+Programs go in batches; each batch runs in a fresh child, `python -m conformance.supervisor
+REQUEST`, which sets the backend up once and calls `run([program])` for each program in turn,
+writing every result back as one JSON line as soon as it exists: a hang in case 7 of 10 keeps
+results 1-6, and the case a child was running when it died is known exactly. Set-up (imports,
+device context) is paid once per batch; work a backend would share across the programs of one
+`run` call is not shared. A subprocess rather than a multiprocessing worker, because the parent
+needs exactly what a subprocess gives: the child's own stderr (its last line explains a death),
+its exit status or signal, a process group to kill whole (helpers the backend started
+included), and no fork after CUDA initialisation. The request (backend, profile, programs as
+JSON) travels in a temporary file and results come back over a private copy of the child's
+stdout; the child points its own file descriptor 1 at stderr, so anything a backend prints, C
+libraries included, cannot garble the results.
+
+When a batch's child runs past `timeout_s` (counted from its start, set-up included) it is
+killed; when it dies, the status or signal and its last stderr line are kept. Results it
+reported stand. The case it was running is the suspect: it runs again alone, and only when it
+fails alone too is it charged with an `error` naming the timeout or the death (when it passes
+alone, its result stands, with the batch's failure in `data["batch_failure"]`); the cases the
+child never started run on as a fresh batch. A hung case thus costs at most twice `timeout_s`.
+A child that dies or hangs before its backend is set up has no suspect: every case of its batch
+is charged. The child exits when its parent does (its stdin, held open by the parent, reaches
+end of file), so a killed run leaves no hung children behind.
+
+A backend is named as in the registry (`oracle`, `ptxas`, ...) or, for plugins and tests, by
+an entry-point path `package.module:factory`, the factory called with `profile=`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import re
+import selectors
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import deque
+from dataclasses import asdict, dataclass
+from typing import Callable, Sequence
+
+from conformance.backends.base import ERROR, Backend, CaseResult, backend_named
+from conformance.program import Program, from_json, to_json
+
+DEFAULT_BATCH_SIZE = 20
+FACTORY_PATH = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*")
+_IDS_SHOWN = 8
+
+OnResult = Callable[[CaseResult], None]
+Progress = Callable[[int], None]
+
+
+def backend_from_spec(spec: str, profile: str | None = None) -> Backend:
+    """The registered backend `spec`, or the one the factory at `package.module:factory` makes."""
+    if not FACTORY_PATH.fullmatch(spec):
+        return backend_named(spec, profile)
+    module, _, attr = spec.partition(":")
+    try:
+        factory = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as e:
+        raise ValueError(f"backend {spec!r}: cannot load {attr} from {module} ({e})") from None
+    return factory(profile=profile)
+
+
+def run_one_at_a_time(backend: Backend, programs: Sequence[Program], on_result: OnResult | None = None,
+                      progress: Progress | None = None) -> list[CaseResult]:
+    """`backend.run([p])` for each program in turn, handing each result on as soon as it exists."""
+    results = []
+    for p in programs:
+        got = backend.run([p])
+        if len(got) != 1 or got[0].case_id != p.case_id:
+            raise RuntimeError(f"backend {backend.name} returned {[r.case_id for r in got]} for case {p.case_id}")
+        results.append(got[0])
+        if on_result:
+            on_result(got[0])
+        if progress:
+            progress(len(results))
+    return results
+
+
+def run_supervised(backend: str, profile: str | None, programs: Sequence[Program], timeout_s: float,
+                   batch_size: int = DEFAULT_BATCH_SIZE, progress: Progress | None = None,
+                   on_result: OnResult | None = None) -> list[CaseResult]:
+    """One result per program, in order, each handed to `on_result` as it arrives; a case whose
+    child hung past `timeout_s` or died, alone as well as in its batch, is an `error`."""
+    if not timeout_s > 0 or batch_size < 1:
+        raise ValueError(f"timeout_s must be positive and batch_size at least 1 (got {timeout_s}, {batch_size})")
+    results: list[CaseResult | None] = [None] * len(programs)
+    batches = deque(list(range(k, min(k + batch_size, len(programs)))) for k in range(0, len(programs), batch_size))
+    earlier_failure: dict[int, str] = {}  # a suspect's index -> how its batch failed
+
+    def settle(k: int, r: CaseResult) -> None:
+        if k in earlier_failure:
+            r.data["batch_failure"] = earlier_failure.pop(k)
+        results[k] = r
+        if on_result:
+            on_result(r)
+        if progress:
+            progress(len(programs) - results.count(None))
+
+    while batches:
+        batch = batches.popleft()
+        child = _run_child(backend, profile, [programs[k] for k in batch], timeout_s,
+                           lambda j, r: settle(batch[j], r))
+        rest = batch[child.reported:]
+        if not rest:
+            continue
+        if len(batch) > 1 and child.ready:
+            earlier_failure[rest[0]] = child.failure
+            batches.extendleft([b for b in (rest[1:], rest[:1]) if b])
+        else:
+            for k in rest:
+                settle(k, CaseResult(programs[k].case_id, ERROR, child.failure))
+    return results
+
+
+@dataclass
+class _Child:
+    """What one batch's child did: whether its backend was set up, how many results it reported
+    (a prefix of the batch), and why it reported no more (one line), if it stopped early."""
+
+    ready: bool = False
+    reported: int = 0
+    failure: str = ""
+
+
+def _run_child(backend: str, profile: str | None, programs: list[Program], timeout_s: float,
+               settle: Callable[[int, CaseResult], None]) -> _Child:
+    """Run one batch in a child under the watchdog, settling each result it reports by its index."""
+    with tempfile.TemporaryDirectory(prefix="tcgen05-supervisor-") as tmp:
+        request = os.path.join(tmp, "request.json")
+        with open(request, "w", encoding="utf-8") as f:
+            json.dump({"backend": backend, "profile": profile, "programs": [to_json(p) for p in programs]}, f)
+        stderr_path = os.path.join(tmp, "stderr")
+        # The child imports what this process imports (plugin backends from a test tree included).
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+        with open(stderr_path, "wb") as stderr:
+            proc = subprocess.Popen([sys.executable, "-m", "conformance.supervisor", request], stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=stderr, env=env, start_new_session=True)
+        child = _Child()
+        try:
+            timed_out = _read_results(proc, programs, time.monotonic() + timeout_s, child, settle)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            proc.stdin.close()
+            proc.stdout.close()
+        if child.reported == len(programs) or child.failure:
+            return child
+        ids = [p.case_id for p in programs[child.reported:]]
+        shown = ", ".join(ids[:_IDS_SHOWN]) + (f" (+{len(ids) - _IDS_SHOWN} more)" if len(ids) > _IDS_SHOWN else "")
+        stage = "" if child.ready else " before its backend was set up"
+        batch = f"batch of {len(programs)} case{'s' if len(programs) > 1 else ''}"
+        if timed_out:
+            child.failure = f"timeout: {batch} exceeded {timeout_s:g} s (watchdog){stage}; unfinished case ids {shown}"
+        else:
+            how = _how_it_ended(proc.returncode)
+            child.failure = (f"crash: child {how}{stage}; {batch}; unfinished case ids {shown}; "
+                             f"last stderr line: {_last_line(stderr_path) or '(none)'}")
+        return child
+
+
+def _read_results(proc: subprocess.Popen, programs: list[Program], deadline: float, child: _Child,
+                  settle: Callable[[int, CaseResult], None]) -> bool:
+    """Hand on the child's results until it closes its output; True when the deadline came first."""
+    pending = b""
+    with selectors.DefaultSelector() as selector:
+        selector.register(proc.stdout, selectors.EVENT_READ)
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return True
+            if not selector.select(remaining):
+                continue
+            chunk = os.read(proc.stdout.fileno(), 1 << 16)
+            if not chunk:
+                break
+            *lines, pending = (pending + chunk).split(b"\n")
+            for line in lines:
+                if not _take(line, programs, child, settle):
+                    return False
+    try:
+        proc.wait(max(0.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        return True
+    return False
+
+
+def _take(line: bytes, programs: list[Program], child: _Child, settle: Callable[[int, CaseResult], None]) -> bool:
+    """One protocol line: the ready signal or the next case's result. False on a malformed line."""
+    try:
+        message = json.loads(line)
+        if message == {"ready": True}:
+            child.ready = True
+            return True
+        result = CaseResult(**message["result"])
+        if child.reported >= len(programs) or result.case_id != programs[child.reported].case_id:
+            raise ValueError(f"result for case {result.case_id} out of order")
+    except (ValueError, KeyError, TypeError) as e:
+        child.failure = f"protocol error: unreadable line from the child ({e}): {line[:120]!r}"
+        return False
+    settle(child.reported, result)
+    child.reported += 1
+    return True
+
+
+def _how_it_ended(returncode: int) -> str:
+    if returncode >= 0:
+        return f"exited with status {returncode}"
+    try:
+        return f"killed by {signal.Signals(-returncode).name}"
+    except ValueError:
+        return f"killed by signal {-returncode}"
+
+
+def _last_line(path: str) -> str:
+    with open(path, "rb") as f:
+        f.seek(max(0, os.path.getsize(path) - 4096))
+        lines = [s.strip() for s in f.read().decode("utf-8", "replace").splitlines() if s.strip()]
+    return lines[-1][:300] if lines else ""
+
+
+# --- the child --------------------------------------------------------------------------------
+
+
+def _exit_with_parent() -> None:
+    """Block on stdin, which only the parent holds open; end this process when it closes. (On the
+    file descriptor: a daemon thread blocked in `sys.stdin` would hold its lock at shutdown.)"""
+    while os.read(0, 1 << 12):
+        pass
+    os._exit(3)
+
+
+def _child(request_path: str) -> int:
+    """The child's side: set the backend up, say so, then report each program's result in turn."""
+    with open(request_path, encoding="utf-8") as f:
+        request = json.load(f)
+    results = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)  # whatever the backend prints goes to stderr, not into the results
+    threading.Thread(target=_exit_with_parent, daemon=True).start()
+
+    def send(message: dict) -> None:
+        results.write(json.dumps(message) + "\n")
+        results.flush()
+
+    programs = [from_json(p) for p in request["programs"]]
+    backend = backend_from_spec(request["backend"], request["profile"])
+    send({"ready": True})
+    run_one_at_a_time(backend, programs, lambda r: send({"result": asdict(r)}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_child(sys.argv[1]))

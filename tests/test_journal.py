@@ -1,0 +1,137 @@
+"""The journal: durable, tolerant of a kill mid-line, refused for another run; and a run that is
+killed resumes without losing or repeating cases."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+
+import pytest
+
+from conformance.backends.base import FAIL, PASS, CaseResult
+from conformance.cli import main
+from conformance.journal import Journal, JournalError
+
+PARAMS = {"seed": 0, "examples": 3, "backends": ["oracle"], "profile": "exact"}
+PLANTED = "tests.fault_backends:Planted"
+
+
+def test_recorded_results_are_there_when_the_journal_is_opened_again(tmp_path):
+    path = str(tmp_path / "j")
+    with Journal.open(path, PARAMS) as j:
+        j.record("oracle", CaseResult("a", PASS, data={"digest": "d"}))
+        j.record("ptxas", CaseResult("a", FAIL, "ptxas rejected it"))
+    with Journal.open(path, dict(PARAMS, backends=("oracle",))) as j:  # a tuple is read back as a list
+        assert j.done("oracle") == {"a": CaseResult("a", PASS, data={"digest": "d"})}
+        assert j.done("ptxas") == {"a": CaseResult("a", FAIL, "ptxas rejected it")}
+        assert j.count() == 2 and j.done("sim") == {}
+
+
+def test_a_result_already_journaled_is_not_written_again(tmp_path):
+    path = tmp_path / "j"
+    with Journal.open(str(path), PARAMS) as j:
+        j.record("oracle", CaseResult("a", PASS))
+        j.record("oracle", CaseResult("a", PASS))
+    assert len(path.read_text().splitlines()) == 2  # the header and one record
+
+
+def test_a_line_cut_short_by_a_kill_is_dropped_and_the_journal_goes_on(tmp_path):
+    path = tmp_path / "j"
+    with Journal.open(str(path), PARAMS) as j:
+        j.record("oracle", CaseResult("a", PASS))
+    with open(path, "ab") as f:
+        f.write(b'{"backend":"oracle","case_id":"b","sta')
+    with Journal.open(str(path), PARAMS) as j:
+        assert list(j.done("oracle")) == ["a"]
+        j.record("oracle", CaseResult("b", PASS))
+    with Journal.open(str(path), PARAMS) as j:
+        assert list(j.done("oracle")) == ["a", "b"]
+    assert all(json.loads(line) for line in path.read_text().splitlines())
+
+
+def test_a_header_cut_short_starts_the_journal_afresh(tmp_path):
+    path = tmp_path / "j"
+    path.write_bytes(b'{"journal":"tcgen05-conf')
+    with Journal.open(str(path), PARAMS) as j:
+        assert j.count() == 0
+    assert json.loads(path.read_text())["run"] == PARAMS
+
+
+def test_resuming_a_journal_of_another_run_is_refused_on_one_line(tmp_path):
+    path = str(tmp_path / "j")
+    Journal.open(path, PARAMS).close()
+    with pytest.raises(JournalError) as e:
+        Journal.open(path, dict(PARAMS, seed=1))
+    assert str(e.value) == f"journal {path} was written by a run with seed 0, this run has seed 1: refusing to resume"
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"hello", "not a tcgen05-conformance/journal/1 file"),
+    (b"hello\nworld\n", "not a tcgen05-conformance/journal/1 file"),
+    (b'{"journal":"tcgen05-conformance/journal/1","run":' + json.dumps(PARAMS).encode() + b'}\n{"oops\n{"backend":"oracle"}\n',
+     "line 2 is not JSON"),
+    (b'{"journal":"tcgen05-conformance/journal/1","run":' + json.dumps(PARAMS).encode() + b'}\n{"backend":"oracle"}\n',
+     "line 2 is not a case record"),
+])
+def test_a_file_that_is_not_a_journal_is_refused_and_left_as_it_was(tmp_path, content, message):
+    path = tmp_path / "j"
+    path.write_bytes(content)
+    with pytest.raises(JournalError, match=message):
+        Journal.open(str(path), PARAMS)
+    assert path.read_bytes() == content
+
+
+def test_a_journal_in_use_by_another_run_is_refused(tmp_path):
+    path = str(tmp_path / "j")
+    with Journal.open(path, PARAMS):
+        with pytest.raises(JournalError, match="in use by another run"):
+            Journal.open(path, PARAMS)
+
+
+def test_run_refuses_to_resume_a_journal_of_another_run(tmp_path, capsys):
+    argv = ["run", "--backend", "oracle", "--examples", "2", "--journal", str(tmp_path / "j"), "--report-dir", str(tmp_path)]
+    assert main(argv) == 0
+    assert main(argv) == 0 and "resuming" in capsys.readouterr().err  # the same run: every case reused
+    assert main([*argv, "--seed", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tcgen05-conformance: error: journal ") and "refusing to resume" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("supervision", [[], ["--timeout", "60", "--batch-size", "8"]], ids=["in-process", "supervised"])
+def test_a_killed_run_resumes_without_losing_or_repeating_cases(tmp_path, supervision):
+    examples, journal, log = 24, tmp_path / "journal", tmp_path / "executed"
+    argv = [sys.executable, "-m", "conformance", "run", "--backend", PLANTED, "--examples", str(examples),
+            "--journal", str(journal), "--report-dir", str(tmp_path / "out"), *supervision]
+    env = dict(os.environ, PLANTED_LOG=str(log), PLANTED_DELAY="0.04", PYTHONPATH=os.getcwd())
+    run = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while _records(journal) < 8 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    run.send_signal(signal.SIGKILL)
+    run.wait()
+    before = _keys(journal)
+    assert 8 <= len(before) < examples
+
+    resumed = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{len(before)} case results already journaled" in resumed.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["cases"] == examples and summary["backends"][PLANTED]["passed"] == examples
+    after = _keys(journal)
+    assert len(set(after)) == len(after) == examples and after[:len(before)] == before
+    executed = Counter(line.split()[1] for line in log.read_text().splitlines())
+    assert set(executed) == {case for _, case in after}
+    assert all(executed[case] == 1 for _, case in before)  # journaled before the kill: never run again
+
+
+def _records(path) -> int:
+    return max(0, path.read_bytes().count(b"\n") - 1) if path.exists() else 0
+
+
+def _keys(path) -> list[tuple[str, str]]:
+    """(backend, case id) of each complete record line, in order."""
+    lines = path.read_bytes().split(b"\n")[1:-1]
+    return [(r["backend"], r["case_id"]) for r in map(json.loads, lines)]
