@@ -9,9 +9,9 @@ Products are exact.  The datapath of the profile decides how products and ``c`` 
 grouped, aligned, truncated, added and rounded (see :mod:`oracles.numerics.profiles`).
 Special values (assumptions, see docs/numerics.md): any NaN input, ``0 * Inf``, or
 ``+Inf`` meeting ``-Inf`` gives the canonical NaN; otherwise an infinite input gives that
-infinity; a finite overflow gives Inf where the rounding is to nearest and the largest
-finite value where it is toward zero; an exactly-zero sum is +0 unless every product and
-``c`` are -0.
+infinity; a finite overflow gives Inf whatever the rounding (measured on H100); a zero
+result is +0 in the hardware profiles (measured on H100) and follows IEEE 754 in ``exact``
+(+0 unless every product and ``c`` are -0).
 """
 
 from __future__ import annotations
@@ -309,7 +309,7 @@ def _fast_dot(
     dc_acc = _Acc(
         dc.sign.astype(np.int64), dc.mant, np.where(dc.mant != 0, dc.aexp, ZERO_EXP), facc.frac_bits
     )
-    return _chain(
+    out, _ = _chain(
         group_sum,
         slices,
         K,
@@ -321,6 +321,7 @@ def _fast_dot(
             a[rows_], b[rows_], fa, fb, dc.sign[rows_], dc.mant[rows_]
         ),
     )
+    return out
 
 
 def _acc_on_grid(run: _Acc, t: np.ndarray) -> np.ndarray:
@@ -338,30 +339,50 @@ def _zero_sign(a, b, fa, fb, c_sign, c_mant) -> np.ndarray:
 
 
 def _chain(
-    group_sum, groups, K, k_step, acc: _Acc, facc: FloatFormat, dp: Datapath, zero_sign
-) -> np.ndarray:
-    """Run the steps and groups of a datapath and encode the result (specials excluded)."""
+    group_sum, groups, K, k_step, acc: _Acc, facc: FloatFormat, dp: Datapath, zero_sign, inf_entering=None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Run the steps and groups of a datapath and encode the result (specials excluded), and
+    flag the rows where an infinity from an overflowing stage later meets an infinite input of
+    the other sign (NaN). `inf_entering(cols)` gives the sign of the infinite inputs entering a
+    stage (-1: none; cols None: c)."""
     rows = acc.mant.shape[0]
     p_g = dp.group_precision or facc.precision
     max_g = (1 << p_g) - 1 if p_g < facc.precision else facc.max_mant
     inf_state = np.zeros(rows, dtype=np.int8)  # 0, or +1/-1 after an overflow to infinity
+    inf_seen = np.zeros(rows, dtype=bool)  # an infinite input has entered
+    nan_late = np.zeros(rows, dtype=bool)
+
+    def enter(cols) -> None:
+        nonlocal inf_seen, nan_late
+        if inf_entering is None:
+            return
+        sign = inf_entering(cols)
+        overflow_sign = np.where(inf_state < 0, 1, 0)
+        nan_late |= (inf_state != 0) & ~inf_seen & (sign >= 0) & (sign != overflow_sign)
+        inf_seen |= sign >= 0
+
     last_S = np.zeros(rows, dtype=np.int64)
     for step in range(0, K, k_step):
         incoming = acc
         run = acc if dp.c_entry == "first_group" else None
-        for idx in groups:
+        for g, idx in enumerate(groups):
             cols = _offset(idx, step)
+            if step == 0 and g == 0 and dp.c_entry == "first_group":
+                enter(None)
+            enter(cols)
             S, t = group_sum(cols, run)
             r = round_scaled(S, t, p_g, facc.emin, facc.emax, max_g, dp.group_rounding)
-            inf_state = _note_overflow(inf_state, r, dp.group_rounding)
+            inf_state = _note_overflow(inf_state, r, inf_seen)
             run = _Acc(r.sign.astype(np.int64), r.q, np.where(r.q != 0, r.aexp, ZERO_EXP), p_g - 1)
             last_S = S
         if dp.c_entry == "final_add":
+            if step == 0:
+                enter(None)
             S, t = _add_two(run, incoming, facc.precision + 3)
             r = round_scaled(
                 S, t, facc.precision, facc.emin, facc.emax, facc.max_mant, dp.final_rounding
             )
-            inf_state = _note_overflow(inf_state, r, dp.final_rounding)
+            inf_state = _note_overflow(inf_state, r, inf_seen)
             run = _Acc(
                 r.sign.astype(np.int64),
                 r.q,
@@ -379,13 +400,15 @@ def _chain(
     if not dp.subnormal_outputs:
         q = np.where(q < (1 << facc.frac_bits), 0, q)
     exact_zero = _is_zero(last_S) & (q == 0)
-    if exact_zero.any():
+    if dp.zero_sign == "positive":
+        sign = np.where(q == 0, 0, sign)
+    elif exact_zero.any():
         sign = sign.copy()
         sign[exact_zero] = zero_sign(exact_zero)
     out = encode_finite(sign, q, aexp, facc)
     if inf_state.any():
         out = np.where(inf_state != 0, inf_bits(facc, (inf_state < 0).astype(np.int64)), out)
-    return out
+    return out, nan_late
 
 
 def _add_two(x: _Acc, y: _Acc, frac_bits: int) -> tuple[np.ndarray, np.ndarray]:
@@ -476,10 +499,27 @@ def _generic_dot(
     acc = _Acc(
         dc.sign.astype(np.int64), dc.mant, np.where(dc.mant != 0, dc.aexp, ZERO_EXP), facc.frac_bits
     )
-    out = _chain(group_sum, groups, K, k_step, acc, facc, dp, zero_sign)
+    inf_entering = None
+    if any_special:
+        pinf = ((da.cls == INF) | (db.cls == INF)) & ~nan_row[:, None]
+        pinf_sign = np.where(pinf, psign, -1)
+        if K > pinf_sign.shape[1]:
+            pinf_sign = np.pad(pinf_sign, ((0, 0), (0, K - pinf_sign.shape[1])), constant_values=-1)
+        c_inf_sign = np.where(dc.cls == INF, dc.sign, -1)
+
+        def inf_entering(cols):
+            # Measured on H100: an infinity from an overflowing stage (mma.sync fp8 -> f16
+            # groups) meeting a later infinite input of the other sign gives NaN; inside one
+            # fused group an infinite input simply wins.
+            if cols is None:
+                return c_inf_sign
+            signs = pinf_sign[:, cols]
+            return np.where((signs == 0).any(axis=1), 0, np.where((signs == 1).any(axis=1), 1, -1))
+
+    out, nan_late = _chain(group_sum, groups, K, k_step, acc, facc, dp, zero_sign, inf_entering)
     if any_special:
         out = np.where(inf_sign >= 0, inf_bits(facc, inf_sign.clip(0, 1)), out)
-        out = np.where(nan_row, storage_dtype(facc).type(facc.canonical_nan), out)
+        out = np.where(nan_row | nan_late, storage_dtype(facc).type(facc.canonical_nan), out)
     return out
 
 
@@ -509,12 +549,14 @@ def _group_sum(pmant, psign, paexp, pfrac, acc: _Acc | None, frac_bits, width):
     return fused_sum(cat(ms), cat(ss), cat(es), cat(ls), frac_bits, width_hint=width)
 
 
-def _note_overflow(state: np.ndarray, r, rounding: str) -> np.ndarray:
-    """Rows whose rounding overflowed to infinity (RNE); RZ saturates instead (IEEE 754)."""
-    if rounding != "rne" or not r.overflow.any():
+def _note_overflow(state: np.ndarray, r, inf_seen: np.ndarray) -> np.ndarray:
+    """Rows whose rounding overflowed go to infinity whatever the rounding: measured on H100
+    (mma.sync and wgmma, bf16/tf32 -> f32 with truncated groups give Inf, not the largest
+    finite value IEEE 754 RZ would give; reports/numerics/h100-silicon.json)."""
+    if not r.overflow.any():
         return state
     new = np.where(r.sign == 1, -1, 1).astype(np.int8)
-    return np.where((state == 0) & r.overflow, new, state)
+    return np.where((state == 0) & ~inf_seen & r.overflow, new, state)
 
 
 def _input_specials(da, db, dc, psign, scales, K):

@@ -40,6 +40,7 @@ PARAMETERS = (
     "final_rounding",
     "subnormal_inputs",
     "subnormal_outputs",
+    "zero_sign",
 )
 
 
@@ -62,6 +63,7 @@ class Datapath:
     final_rounding: Rounding
     subnormal_inputs: bool
     subnormal_outputs: bool
+    zero_sign: Literal["ieee", "positive"]  # the sign of a zero result
     provenance: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -141,9 +143,18 @@ _SUBN_IN = (
     "subnormal inputs and reproduce"
 )
 _SUBN_OUT = (
-    "assumed gradual underflow (publishers' models: out_subnormals=1); "
-    "not exercised by the dev vectors"
+    "assumed gradual underflow (publishers' models: out_subnormals=1), rounded like normal "
+    "results; not exercised by the dev vectors. OPEN: on H100, bf16/tf32 -> f32 results in "
+    "the f32 subnormal range differ from this rule by one unit in about 1 in 10^6 random "
+    "inner products, neither truncation nor rounding to nearest at the subnormal grid "
+    "explains them (reports/numerics/h100-silicon.json)"
 )
+_H100_SILICON = "reports/numerics/h100-silicon.json"
+_ZERO_H100 = (
+    "measured on H100 (reports/numerics/h100-silicon.json): every zero result is +0, in every "
+    "float datapath of mma.sync and wgmma (exact zero sums of -0 terms, and sums rounding to zero)"
+)
+_ZERO_B200 = "assumed as measured on H100 (the B200 recordings hold no zero results)"
 _WRAP = "assumed: PTX mma without .satfinite wraps modulo 2**32; not recorded"
 
 # ---------------------------------------------------------------- exact reference -------
@@ -160,8 +171,9 @@ EXACT = _dp(
         final_rounding="rne",
         subnormal_inputs=True,
         subnormal_outputs=True,
+        zero_sign="ieee",
     ),
-    {p: "definition: exact sum of all products and c, one RNE rounding" for p in PARAMETERS},
+    {p: "definition: exact sum of all products and c, one RNE rounding (IEEE 754 signs)" for p in PARAMETERS},
 )
 
 
@@ -189,6 +201,7 @@ def _hmma_group(
             final_rounding="rne",
             subnormal_inputs=True,
             subnormal_outputs=True,
+            zero_sign="positive",
         ),
         {
             "instruction": f"README of the {gpu} recordings (wmma harness)",
@@ -210,6 +223,7 @@ def _hmma_group(
             "final_rounding": "unused with c_entry=first_group",
             "subnormal_inputs": _SUBN_IN,
             "subnormal_outputs": _SUBN_OUT,
+            "zero_sign": _ZERO_H100 if gpu == "H100" else _ZERO_B200,
         },
     )
 
@@ -229,6 +243,7 @@ def _fp8_mma_sync(gpu: str, acc: str) -> Datapath:
             final_rounding="rne",
             subnormal_inputs=True,
             subnormal_outputs=True,
+            zero_sign="positive",
         ),
         {
             "instruction": f"publishers' harness mma_fp8_output_fp16/32.cu ({gpu})",
@@ -254,7 +269,8 @@ def _fp8_mma_sync(gpu: str, acc: str) -> Datapath:
             "group_rounding": (
                 "fitted: RNE to binary16 per group (RZ: ~1070-1350 mismatches)"
                 if acc == "f16"
-                else "assumed RZ like the fp16-input f32 datapath; the dev vectors accept "
+                else f"measured on H100 mma.sync: RZ (RNE fails; {_H100_SILICON})" if gpu == "H100"
+                else "assumed RZ as measured on H100 mma.sync; the B200 dev vectors accept "
                 "RZ or RNE (fp8 group sums are almost always exact in binary32)"
             ),
             "c_entry": (
@@ -264,6 +280,7 @@ def _fp8_mma_sync(gpu: str, acc: str) -> Datapath:
             "final_rounding": "fitted: the addition of c is rounded to nearest even",
             "subnormal_inputs": _SUBN_IN,
             "subnormal_outputs": _SUBN_OUT,
+            "zero_sign": _ZERO_H100 if gpu == "H100" else _ZERO_B200,
         },
     )
 
@@ -360,99 +377,132 @@ _K16_H100 = (
     "publishers' H100TC.m fma=16"
 )
 
-_H100_WGMMA_FP8 = _dp(
-    dict(
-        instruction="wgmma.mma_async (recorded, D = A*B with a zero accumulator)",
-        k_step=32,
-        split_ways=1,
-        split_stride=1,
-        align_frac_bits=13,
-        group_precision=14,
-        group_rounding="rz",
-        c_entry="first_group",
-        final_rounding="rne",
-        subnormal_inputs=True,
-        subnormal_outputs=True,
+def _h100_wgmma_fp8(acc: str) -> Datapath:
+    """fp8 through wgmma on H100: one fused group of 32 products plus c, 13 alignment bits."""
+    return _dp(
+        dict(
+            instruction="wgmma.mma_async m64nNk32 (recorded for f32; measured on H100 for both)",
+            k_step=32,
+            split_ways=1,
+            split_stride=1,
+            align_frac_bits=13,
+            group_precision=14 if acc == "f32" else None,
+            group_rounding="rz" if acc == "f32" else "rne",
+            c_entry="first_group",
+            final_rounding="rne",
+            subnormal_inputs=True,
+            subnormal_outputs=True,
+            zero_sign="positive",
+        ),
+        {
+            "instruction": "README of the H100 recordings (fp8 f32 results from wgmma, D zero); "
+            f"measured on H100 through wgmma with nonzero c ({_H100_SILICON})",
+            "k_step": (
+                "fitted to H100 fp8->f32 vectors: one fused group of 32 (16: 178-407 "
+                "mismatches of 2500); publishers' H100TC.m fma=32; the f16-output datapath "
+                "fitted to H100 wgmma measurements the same way"
+            ),
+            "split_ways": "fitted: no split (every 2- or 4-way split fails; measured on H100 for f16 output)",
+            "split_stride": "unused with split_ways=1",
+            "align_frac_bits": (
+                "fitted to H100 fp8->f32 vectors: 13 bits below the largest product exponent "
+                "(12 and 14 fail); publishers' neab=-10 (23-10); f16 output measured: 13 (14 fails)"
+            ),
+            "group_precision": (
+                "fitted: the result keeps 14 significant bits (13 and 15 fail)" if acc == "f32"
+                else "measured on H100: rounded directly to binary16 (14-bit RZ first fails)"
+            ),
+            "group_rounding": (
+                "fitted: truncation (RZ); RNE gives 227-358 mismatches" if acc == "f32"
+                else "measured on H100: RNE to binary16 (RZ fails)"
+            ),
+            "c_entry": f"measured on H100: c is one more aligned term of the group ({_H100_SILICON}; "
+            "c added separately fails)",
+            "final_rounding": "unused with c_entry=first_group",
+            "subnormal_inputs": _SUBN_IN,
+            "subnormal_outputs": _SUBN_OUT,
+            "zero_sign": _ZERO_H100,
+        },
+    )
+
+
+_H100_HMMA = {
+    ("f16", "f32"): _hmma_group(
+        "H100",
+        16,
+        "f32",
+        fitted_f=_H100_F,
+        fitted_rounding=_RZ_H100,
+        fitted_group=_K16_H100,
+        instruction=_WMMA16,
     ),
-    {
-        "instruction": "README of the H100 recordings: fp8 f32 results came from wgmma, D zero",
-        "k_step": (
-            "fitted to H100 fp8->f32 vectors: one fused group of 32 (16: 178-407 "
-            "mismatches of 2500); publishers' H100TC.m fma=32"
-        ),
-        "split_ways": "fitted: no split (every 2- or 4-way split fails)",
-        "split_stride": "unused with split_ways=1",
-        "align_frac_bits": (
-            "fitted to H100 fp8->f32 vectors: 13 bits below the largest product exponent "
-            "(12 and 14 fail); publishers' neab=-10 (23-10)"
-        ),
-        "group_precision": "fitted: the result keeps 14 significant bits (13 and 15 fail)",
-        "group_rounding": "fitted: truncation (RZ); RNE gives 227-358 mismatches",
-        "c_entry": (
-            "ASSUMED, untested: the recordings used a zero accumulator, so how a nonzero c "
-            "joins is unknown; modelled as one more aligned term (publishers' model)"
-        ),
-        "final_rounding": "unused with c_entry=first_group",
-        "subnormal_inputs": _SUBN_IN,
-        "subnormal_outputs": _SUBN_OUT,
-    },
-)
+    ("f16", "f16"): _hmma_group(
+        "H100",
+        16,
+        "f16",
+        fitted_f="fitted to H100 fp16->f16 vectors: 22..25 reproduce (26 and wider give "
+        "1 mismatch); 25 chosen to equal the f32-output datapath",
+        fitted_rounding="fitted: RNE directly to binary16 (RZ: ~1280 mismatches)",
+        fitted_group="fitted: 16 reproduces, 8 gives ~670 mismatches; 16 assumed as for f32",
+        instruction=_WMMA16,
+    ),
+    ("bf16", "f32"): _hmma_group(
+        "H100",
+        16,
+        "f32",
+        fitted_f=_H100_F,
+        fitted_rounding=_RZ_H100,
+        fitted_group=_K16_H100,
+        instruction=_WMMA16,
+    ),
+    ("tf32", "f32"): _hmma_group(
+        "H100",
+        8,
+        "f32",
+        fitted_f=_H100_F,
+        fitted_rounding=_RZ_H100,
+        fitted_group=_K8_TF32,
+        instruction="wmma m16n16k8 (recorded)",
+    ),
+}
+_NO_FP6_FP4 = {
+    f: "Hopper has no fp6/fp4 tensor-core inputs (PTX ISA: .e2m3/.e3m2/.e2m1 need sm_100a+)"
+    for f in ("e2m3", "e3m2", "e2m1")
+}
 
 SM90A = Profile(
     name="sm_90a",
     description=(
-        "NVIDIA H100 (Hopper, sm_90a) tensor cores as recorded "
-        "(wmma / mma.sync; fp8 -> f32 through wgmma)"
+        "NVIDIA H100 (Hopper, sm_90a) tensor cores through wgmma (measured on H100; "
+        "f16/bf16/tf32 shared with mma.sync)"
     ),
     datapaths={
-        ("f16", "f32"): _hmma_group(
-            "H100",
-            16,
-            "f32",
-            fitted_f=_H100_F,
-            fitted_rounding=_RZ_H100,
-            fitted_group=_K16_H100,
-            instruction=_WMMA16,
-        ),
-        ("f16", "f16"): _hmma_group(
-            "H100",
-            16,
-            "f16",
-            fitted_f="fitted to H100 fp16->f16 vectors: 22..25 reproduce (26 and wider give "
-            "1 mismatch); 25 chosen to equal the f32-output datapath",
-            fitted_rounding="fitted: RNE directly to binary16 (RZ: ~1280 mismatches)",
-            fitted_group="fitted: 16 reproduces, 8 gives ~670 mismatches; 16 assumed as for f32",
-            instruction=_WMMA16,
-        ),
-        ("bf16", "f32"): _hmma_group(
-            "H100",
-            16,
-            "f32",
-            fitted_f=_H100_F,
-            fitted_rounding=_RZ_H100,
-            fitted_group=_K16_H100,
-            instruction=_WMMA16,
-        ),
-        ("tf32", "f32"): _hmma_group(
-            "H100",
-            8,
-            "f32",
-            fitted_f=_H100_F,
-            fitted_rounding=_RZ_H100,
-            fitted_group=_K8_TF32,
-            instruction="wmma m16n16k8 (recorded)",
-        ),
-        ("e4m3", "f32"): _H100_WGMMA_FP8,
-        ("e5m2", "f32"): _H100_WGMMA_FP8,
+        **_H100_HMMA,
+        ("e4m3", "f32"): _h100_wgmma_fp8("f32"),
+        ("e5m2", "f32"): _h100_wgmma_fp8("f32"),
+        ("e4m3", "f16"): _h100_wgmma_fp8("f16"),
+        ("e5m2", "f16"): _h100_wgmma_fp8("f16"),
+    },
+    int_overflow="wrap",
+    int_overflow_provenance=_WRAP,
+    unsupported=_NO_FP6_FP4,
+)
+
+# Measured on H100 (reports/numerics/h100-silicon.json): warp-level mma.sync differs from
+# wgmma only for fp8, where it is the two-interleaved-groups datapath recorded on B200.
+SM90A_MMA_SYNC = Profile(
+    name="sm_90a.mma_sync",
+    description="NVIDIA H100 (Hopper, sm_90a) tensor cores through warp-level mma.sync / mma.sp (measured on H100)",
+    datapaths={
+        **_H100_HMMA,
+        ("e4m3", "f32"): _fp8_mma_sync("H100", "f32"),
+        ("e5m2", "f32"): _fp8_mma_sync("H100", "f32"),
         ("e4m3", "f16"): _fp8_mma_sync("H100", "f16"),
         ("e5m2", "f16"): _fp8_mma_sync("H100", "f16"),
     },
     int_overflow="wrap",
     int_overflow_provenance=_WRAP,
-    unsupported={
-        f: "Hopper has no fp6/fp4 tensor-core inputs (PTX ISA: .e2m3/.e3m2/.e2m1 need sm_100a+)"
-        for f in ("e2m3", "e3m2", "e2m1")
-    },
+    unsupported=_NO_FP6_FP4,
 )
 
 EXACT_PROFILE = Profile(
@@ -466,7 +516,7 @@ EXACT_PROFILE = Profile(
 )
 
 #: Registry of built-in profiles.
-PROFILES: dict[str, Profile] = {p.name: p for p in (EXACT_PROFILE, SM90A, SM100A)}
+PROFILES: dict[str, Profile] = {p.name: p for p in (EXACT_PROFILE, SM90A, SM90A_MMA_SYNC, SM100A)}
 
 
 def get_profile(profile: str | Profile) -> Profile:

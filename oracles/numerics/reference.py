@@ -230,7 +230,7 @@ def datapath_reference(a_row, b_row, c_bits: int, in_fmt, acc_fmt, datapath: Dat
     prods = _products(a_row, b_row, fa, fb, flush)
     c_val, c_exp = _flush(*decode_value(c_bits, facc), facc, flush)
     special = _specials([p[0] for p in prods] + [c_val])
-    if special is not None:
+    if special == NAN:
         return encode_value(special, facc)
     K = len(prods)
     k_step = dp.k_step or K
@@ -238,27 +238,45 @@ def datapath_reference(a_row, b_row, c_bits: int, in_fmt, acc_fmt, datapath: Dat
         prods.append((Fraction(0), None, True))
     p_g = dp.group_precision or facc.precision
     emin = 1 - facc.bias
+    c_inf = isinstance(c_val, float)
     acc = (
-        Fraction(0) if isinstance(c_val, tuple) else c_val,
-        None if isinstance(c_val, tuple) else c_exp,
+        Fraction(0) if isinstance(c_val, tuple) or c_inf else c_val,
+        None if isinstance(c_val, tuple) or c_inf else c_exp,
     )
+    overflow_sign = None  # +1/-1: the first stage that overflowed before any infinite input
+    inf_seen = nan_late = False
+
+    def enter(values) -> None:
+        # An infinite input entering after an overflowed stage of the other sign gives NaN.
+        nonlocal inf_seen, nan_late
+        infinities = [v for v in values if isinstance(v, float)]
+        if infinities:
+            sign = 1 if infinities[0] > 0 else -1
+            nan_late |= overflow_sign is not None and not inf_seen and sign != overflow_sign
+            inf_seen = True
+
+    def finite(v):
+        return Fraction(0) if isinstance(v, float) else v
+
     last_sum = None
-    infinite = None
     for step in range(0, len(prods), k_step):
         incoming = acc
         run = acc if dp.c_entry == "first_group" else (Fraction(0), None)
         for g in range(dp.split_ways):
             idx = [step + k for k in range(k_step) if (k // dp.split_stride) % dp.split_ways == g]
-            terms = [(prods[k][0], prods[k][1]) for k in idx] + [run]
+            enter(([c_val] if step == 0 and g == 0 and dp.c_entry == "first_group" else []) + [prods[k][0] for k in idx])
+            terms = [(finite(prods[k][0]), prods[k][1]) for k in idx] + [run]
             s = _aligned_sum(terms, dp.align_frac_bits)
             r, over = round_fraction(
                 s, p_g, emin, facc.emax, _max_sig(facc, p_g), dp.group_rounding
             )
-            if over and dp.group_rounding == "rne" and infinite is None:
-                infinite = math.inf if s > 0 else -math.inf
+            if over and not inf_seen and overflow_sign is None:
+                overflow_sign = 1 if s > 0 else -1
             run = (r, _exp_field(r, emin))
             last_sum = s
         if dp.c_entry == "final_add":
+            if step == 0:
+                enter([c_val])
             s = run[0] + incoming[0]
             r, over = round_fraction(
                 s,
@@ -268,17 +286,23 @@ def datapath_reference(a_row, b_row, c_bits: int, in_fmt, acc_fmt, datapath: Dat
                 _max_sig(facc, facc.precision),
                 dp.final_rounding,
             )
-            if over and dp.final_rounding == "rne" and infinite is None:
-                infinite = math.inf if s > 0 else -math.inf
+            if over and not inf_seen and overflow_sign is None:
+                overflow_sign = 1 if s > 0 else -1
             run = (r, _exp_field(r, emin))
             last_sum = s
         acc = run
-    if infinite is not None:
-        return encode_value(infinite, facc)
+    if nan_late:
+        return encode_value(NAN, facc)
+    if special is not None:
+        return encode_value(special, facc)
+    if overflow_sign is not None:  # an overflow is infinite whatever the rounding (H100)
+        return encode_value(math.inf * overflow_sign, facc)
     value = acc[0]
     if value != 0 and not dp.subnormal_outputs and abs(value) < Fraction(2) ** emin:
         value = Fraction(0)
     if value == 0:
+        if dp.zero_sign == "positive":
+            return encode_value((Fraction(0), "+0"), facc)
         if last_sum == 0:
             return encode_value(_zero_result(prods[:K], c_val), facc)
         return encode_value((Fraction(0), "-0" if last_sum < 0 else "+0"), facc)

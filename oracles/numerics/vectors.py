@@ -12,6 +12,9 @@ Recording facts applied when checking (README of the recordings):
 * H100 fp8 results with binary32 output came from ``wgmma`` with a zero accumulator, so c
   is taken as +0 whatever the c file says.  The H100 fp8 *fp16-output* files do include c
   (they come from the mma.sync harness; the development vectors show c in every result).
+* Every other file came from ``wmma`` / ``mma.sync``. Where a profile has a variant for the
+  recording's instruction family (``sm_90a.mma_sync``: measured on H100, warp-level MMA
+  differs from wgmma for fp8), that variant checks the file.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import numpy as np
 
 from .convert import NotRepresentable, f32_to_f16_rne, from_binary32, to_binary32
 from .model import inner_product
-from .profiles import Profile, get_profile
+from .profiles import PROFILES, Profile, get_profile
 
 #: Folder name -> input format name of the model.
 FOLDER_FORMATS = {"fp16": "f16", "bf16": "bf16", "tf32": "tf32", "E4M3": "e4m3", "E5M2": "e5m2"}
@@ -35,6 +38,13 @@ OUTPUTS = {"fp32": "f32", "fp16": "f16"}
 C_ZERO = {
     ("H100", "E4M3", "fp32"): "README: H100 fp8 binary32 results came from wgmma with D zero",
     ("H100", "E5M2", "fp32"): "README: H100 fp8 binary32 results came from wgmma with D zero",
+}
+
+#: (GPU, folder format, output tag) -> the instruction family that recorded it, when not
+#: wmma / mma.sync (README of the recordings).
+RECORDED_WITH = {
+    ("H100", "E4M3", "fp32"): "wgmma",
+    ("H100", "E5M2", "fp32"): "wgmma",
 }
 
 MAX_REPORTED = 5
@@ -197,7 +207,8 @@ def check_folder(folder: FormatFolder, profile_name: "str | Profile") -> list[di
             c_bits = f32_to_f16_rne(c_words)  # harness: __float2half (RNE)
         else:
             c_bits = c_words
-        d_bits = inner_product(a_bits, b_bits, c_bits, fmt, acc, profile)
+        family = RECORDED_WITH.get((folder.gpu, folder.folder_format, tag), "mma_sync")
+        d_bits = inner_product(a_bits, b_bits, c_bits, fmt, acc, PROFILES.get(f"{profile.name}.{family}", profile))
         actual = to_binary32(d_bits, acc) if acc != "f32" else d_bits.astype(np.uint32)
         if acc == "f16":
             _to_format(expected, "f16", folder.outputs[tag])  # the file must hold binary16 values

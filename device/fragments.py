@@ -1,0 +1,94 @@
+"""Register fragments: which matrix element each thread's register holds, for warp-level
+`mma.sync` and for the `wgmma` accumulator.
+
+The PTX ISA shows these only as figures (9.7.14.5.x "Matrix Fragments", 9.7.15.5.1.1); the same
+facts are public as CuTe (thread, value) -> element layouts in CUTLASS, which are kept here as data
+and evaluated. A layout maps thread t and value v to the column-major index of the element in its
+matrix: A is M x K (index m + M k), B is N x K (n + N k), C/D is M x N (m + M n). Values are
+packed into 32-bit registers in order, `32 // bits` per register, the first in the low bits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+Modes = tuple[tuple[int, int], ...]  # (size, stride) per mode, the first mode varying fastest
+
+
+@dataclass(frozen=True)
+class Fragment:
+    """One operand's CuTe layout: `threads` and `values` modes, over a matrix of `rows` rows."""
+
+    threads: Modes
+    values: Modes
+    rows: int
+
+    @property
+    def thread_count(self) -> int:
+        return int(np.prod([s for s, _ in self.threads]))
+
+    @property
+    def value_count(self) -> int:
+        return int(np.prod([s for s, _ in self.values]))
+
+    def elements(self) -> tuple[np.ndarray, np.ndarray]:
+        """(row, column) of value v of thread t, each int64 [threads, values]."""
+        index = _offsets(self.threads)[:, None] + _offsets(self.values)[None, :]
+        return index % self.rows, index // self.rows
+
+
+def _offsets(modes: Modes) -> np.ndarray:
+    """The offset of every index of a multi-mode shape, the first mode varying fastest."""
+    index = np.arange(int(np.prod([s for s, _ in modes])), dtype=np.int64)
+    out = np.zeros_like(index)
+    for size, stride in modes:
+        out += (index % size) * stride
+        index //= size
+    return out
+
+
+_T32 = lambda s0: ((4, s0), (8, 1))  # noqa: E731 - thread = 4 x 8: lane % 4 at stride s0, lane / 4 at 1
+_C16x8 = Fragment(_T32(32), ((2, 16), (2, 8)), 16)  # CUTLASS mma_traits_sm80.hpp SM80_16x8_Row
+
+
+@dataclass(frozen=True)
+class MmaSyncShape:
+    """mma.sync.aligned.m16n8k{k}: the A, B and C/D fragments of one input width."""
+
+    k: int
+    a: Fragment
+    b: Fragment
+    c: Fragment = _C16x8
+    m: int = 16
+    n: int = 8
+
+
+# CUTLASS include/cute/atom/mma_traits_sm80.hpp: SM80_16x8x16_F32F16F16F32_TN (16-bit inputs),
+# SM80_16x8x8_F32TF32TF32F32_TN (tf32), SM80_16x8x32_S32S8S8S32_TN (8-bit integers), and
+# mma_traits_sm89.hpp SM89_16x8x32_F32E4M3E4M3F32_TN (fp8: the same layouts as 8-bit integers).
+MMA_SYNC_SHAPES: dict[int, MmaSyncShape] = {
+    16: MmaSyncShape(16, Fragment(_T32(32), ((2, 16), (2, 8), (2, 128)), 16),
+                     Fragment(_T32(16), ((2, 8), (2, 64)), 8)),
+    32: MmaSyncShape(8, Fragment(_T32(16), ((2, 8), (2, 64)), 16),
+                     Fragment(_T32(8), ((2, 32),), 8)),
+    8: MmaSyncShape(32, Fragment(_T32(64), ((4, 16), (2, 8), (2, 256)), 16),
+                    Fragment(_T32(32), ((4, 8), (2, 128)), 8)),
+}
+
+
+def wgmma_accumulator(n: int) -> Fragment:
+    """The m64nN accumulator of one warpgroup (128 threads): CUTLASS
+    include/cute/atom/mma_traits_sm90_gmma.hpp `CLayout_64xN`."""
+    return Fragment(((4, 128), (8, 1), (4, 16)), ((2, 64), (2, 8), (n // 8, 512)), 64)
+
+
+def register_elements(fragment: Fragment, bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """(row, column) of each element held in register r of thread t, as int64
+    [registers, threads, elements per register]: the register-major order in which the kernels
+    of `device.inner_product_kernels` load and store fragments (word r of thread t)."""
+    rows, cols = fragment.elements()
+    per = 32 // bits
+    shape = (fragment.thread_count, fragment.value_count // per, per)
+    return rows.reshape(shape).transpose(1, 0, 2), cols.reshape(shape).transpose(1, 0, 2)

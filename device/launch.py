@@ -1,0 +1,96 @@
+"""The launch path: compile PTX to a cubin with nvJitLink, load it, launch kernels and move arrays
+in bulk, through cuda-python (`cuda.core` for linking, loading, allocation and launches; the
+driver API of `cuda.bindings` for host <-> device copies)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+class GpuUnavailable(RuntimeError):
+    """No usable CUDA GPU (or no cuda.core) here; the message says why, on one line."""
+
+
+def _check(result: tuple) -> Any:
+    from cuda.bindings import driver
+
+    err, *rest = result
+    if err != driver.CUresult.CUDA_SUCCESS:
+        raise RuntimeError(f"CUDA driver error {err.name}")
+    return rest[0] if len(rest) == 1 else rest
+
+
+@dataclass
+class DeviceArray:
+    """A device buffer holding an array of `shape` and `dtype`."""
+
+    buffer: Any
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+
+class Gpu:
+    """One CUDA device made current, with a stream for launches."""
+
+    def __init__(self, ordinal: int = 0):
+        try:
+            from cuda.core import Device
+            self.device = Device(ordinal)
+            self.device.set_current()
+        except Exception as e:  # ImportError, no driver, no device: all mean "cannot run here"
+            raise GpuUnavailable(f"no CUDA GPU {ordinal} usable through cuda.core: {type(e).__name__}: {e}") from None
+        self.stream = self.device.create_stream()
+
+    @property
+    def name(self) -> str:
+        return self.device.name
+
+    @property
+    def arch(self) -> str:
+        """The compute capability as an architecture name, e.g. "sm_90"."""
+        major, minor = self.device.compute_capability
+        return f"sm_{major}{minor}"
+
+    def load(self, ptx: str, arch: str):
+        """The cubin of a PTX module, linked for `arch` (e.g. "sm_90a") by nvJitLink, loaded."""
+        from cuda.core import Linker, LinkerOptions, ObjectCode
+
+        linker = Linker(ObjectCode.from_ptx(ptx.encode()), options=LinkerOptions(arch=arch))
+        return linker.link("cubin")
+
+    def to_device(self, array: np.ndarray) -> DeviceArray:
+        from cuda.bindings import driver
+
+        array = np.ascontiguousarray(array)
+        out = self.empty(array.shape, array.dtype)
+        self.stream.sync()
+        if array.nbytes:
+            _check(driver.cuMemcpyHtoD(int(out.buffer.handle), array.ctypes.data, array.nbytes))
+        return out
+
+    def empty(self, shape: tuple[int, ...], dtype) -> DeviceArray:
+        dtype = np.dtype(dtype)
+        nbytes = max(1, int(np.prod(shape)) * dtype.itemsize)
+        return DeviceArray(self.device.allocate(nbytes, stream=self.stream), tuple(shape), dtype)
+
+    def to_host(self, array: DeviceArray) -> np.ndarray:
+        from cuda.bindings import driver
+
+        out = np.empty(array.shape, array.dtype)
+        self.stream.sync()
+        if out.nbytes:
+            _check(driver.cuMemcpyDtoH(out.ctypes.data, int(array.buffer.handle), out.nbytes))
+        return out
+
+    def launch(self, kernel, grid: int, block: int, shared_bytes: int, *args) -> None:
+        """Launch on this GPU's stream; DeviceArray arguments pass their buffers."""
+        from cuda.core import LaunchConfig, launch
+
+        values = [a.buffer if isinstance(a, DeviceArray) else a for a in args]
+        launch(self.stream, LaunchConfig(grid=grid, block=block, shmem_size=shared_bytes), kernel, *values)
+
+    def sync(self) -> None:
+        self.stream.sync()
