@@ -18,6 +18,7 @@ from conformance.encoding import idesc, sdesc, taddr, zcmask
 from conformance.encoding.bitfields import EncodingError
 from conformance.isa.mma import KINDS
 from conformance.isa.targets import TARGETS
+from oracles.numerics import PROFILES as NUMERIC_PROFILES
 from conformance.journal import Journal
 from conformance.program import ProgramError
 from conformance.supervisor import DEFAULT_BATCH_SIZE, FACTORY_PATH
@@ -247,7 +248,7 @@ def parser() -> argparse.ArgumentParser:
     vec_sub = vec.add_subparsers(dest="vectors_command", required=True)
     chk = vec_sub.add_parser("check", help="replay recorded inner products through a profile and count mismatches")
     chk.add_argument("dir", help="a GPU folder (e.g. ../shared/data/tensor-core-vectors/B200) or one format folder")
-    chk.add_argument("--profile", required=True, choices=("exact", "sm_90a", "sm_100a"))
+    chk.add_argument("--profile", required=True, choices=tuple(NUMERIC_PROFILES))
     chk.add_argument("--json", action="store_true")
     chk.set_defaults(func=cmd_vectors)
 
