@@ -15,30 +15,41 @@ family          floating-point construction
 uniform_bits    every code equally likely (NaN, Inf, zeros, subnormals at their rates)
 random_finite   finite values within 2**+-4 and 5% zeros, c likewise (like the recorded
                 vectors; the distribution of ``oracles.numerics.sampling.random_bits``)
-alignment       one dominant product at T (a power of two half the time), 1 .. K-1
-                products at T-20 .. T-30 of random sign, half the rows a tie term;
-                c zero, at T-20 .. T-30, or dominant (T+1 .. T+4): how many bits survive
-                alignment decides the result
-carry           products of one sign with significands near 2 at T .. T-2, c zero, of
-                the sum's size or tiny: the sum carries log2(K)+2 bits out of the top
-rounding        an exactly representable product at T, a tie or one-ulp term, and none
-                or +-2**-(1..16) of a tie: the exact sum lies on, just above or just
-                below a rounding boundary; each term sits in a product (group stage) or
-                in c (the stage where c is added)
-normalisation   a product and its negation with one operand 1 .. 2**(f-2) units in the
-                last place apart (f: A's fraction bits), products at T-f .. T-f-20, c
-                likewise: the leading bits cancel and the result is renormalised
-subnormal       (1/3 each) operands spread over the subnormal range; products aimed at
-                the accumulator's subnormal range; products cancelling exactly, with c
-                subnormal, the smallest normal, or zero
-cancellation    pairs (x*y, -x*y) at T .. T-3, 0-2 products at T-8 .. T-40, c at
-                T-8 .. T-45 or zero: a small exact tail far below the largest product
-overflow        near-maximal products around the accumulator's largest exponent, of one
-                sign, random signs, or half of each sign (intermediate overflow); c zero,
-                +-the largest finite value, or near it with the products' sign
+alignment       half the rows: D = 2**T (or 2**T + ulp plus a tie), then a ladder of
+                powers of two from 2**(T-d), d = 20 .. 23, whose sum above a cut
+                alternates between negative and zero binade by binade, so each alignment
+                width within the ladder gives another result than its neighbours (RZ
+                sees it with D, RNE with the tie); the other half: a dominant product
+                at T, a tie term on half the rows, 1 .. K-2 products at T-21 .. T-29
+                (of the other sign on 2/3 of the rows without a tie), c zero, at
+                T-21 .. T-29 or a power of two at T+1 .. T+3
+carry           products of one sign with the two top fraction bits set at T .. T-2,
+                c zero, of the sum's size or 20-30 binades below: the sum, about K/2
+                times the largest product, carries log2(K)-1 bits out of its top
+rounding        D (A's significand times a power of two) at T, plus, in units of a tie
+                (2**(T-p)): just above a tie, just below the grid point one ulp up, a
+                tie above an odd value (RZ and RNE differ on these three), a tie above
+                D, just below a tie, exactly one ulp up; "just" is 2**-j of a tie, j = 1
+                on 3/4 of the rows, else 2 .. 16.  Half the rows hold these terms in
+                one product or in c (no grouping can part them), the others in one
+                product each or, each on 1/3 of the rows, in c (the stage adding c)
+normalisation   a product and its negation with A's significand 1 .. 2**(f//2) units in
+                the last place apart (f: A's fraction bits), products at T-f .. T-f-20,
+                c likewise or zero: the leading bits cancel, the result is renormalised
+subnormal       (1/3 each) operands spread over [emin-f, emin+2]; products aimed at the
+                accumulator's subnormal range; products cancelling exactly or all zero;
+                c subnormal (1/2), the smallest normal (1/4) or zero
+cancellation    pairs (x*y, -x*y) at T .. T-3, 0-2 products at T-12 .. T-32, c zero, at
+                T-16 .. T-40 or a power of two at T-20 .. T-30: a small exact tail far
+                below the largest product
+overflow        products with the two top fraction bits set, log2(K)+3 binades up to the
+                accumulator's top (where the inputs reach), of one sign, random signs,
+                or half of each sign (intermediate overflow); c zero, +-the largest
+                finite value, or near it with the products' sign
 special         NaN or +-Inf operands, 0*Inf, +Inf with -Inf, Inf or NaN c, Inf c against
-                an opposite Inf product, all-signed-zero rows, x*y - x*y with a signed
-                zero c (each where the formats have the value, else through c)
+                an opposite Inf product, all-+0 or all--0 products with a signed zero c,
+                x*y - x*y with a signed zero c (each where the formats have the value,
+                else through c)
 ==============  =======================================================================
 
 Integer kinds (s8/u8 -> s32) have no alignment, rounding or special values; their
@@ -58,7 +69,7 @@ rounding        c puts the exact sum on, or 1-2 away from, 2**31-1 or -2**31 (th
 normalisation   c cancels the products' sum up to a remainder in [-16, 16]
 subnormal       operands in {-1, 0, 1}, c in [-2, 2] (the smallest magnitudes)
 cancellation    pairs (x*y, -x*y) (negating the signed operand), 0-2 more products,
-                c in [-16, 16]
+                c in [-16, 16]; u8 x u8 (no negative products): as normalisation
 overflow        extreme products of one sign and c within reach of the int32 limit: the
                 exact sum leaves the int32 range (wraps or saturates)
 special         operands among the extremes, 0 and +-1; c among INT_MIN, INT_MAX, 0, +-1
@@ -67,17 +78,24 @@ special         operands among the extremes, 0 and +-1; c among INT_MIN, INT_MAX
 Roles are built in fixed columns and then placed at random positions along K (one random
 permutation per block of rows, at most 256 blocks), so every role meets every fused group.
 Everything is vectorised over whole batches, from bulk random words
-(``BitGenerator.random_raw``): about 10**6 vectors per second for f16 K=16.
+(``BitGenerator.random_raw``): about 1.2 million vectors per second for f16 K=16.
+
+:func:`catch_rates` measures how often each family exposes a one-parameter change of a
+datapath (``python -m generators.numeric_vectors`` prints the tables in docs/numerics.md).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import argparse
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 from hypothesis import strategies as st
 
+from oracles.numerics import Datapath, get_profile, inner_product
 from oracles.numerics.formats import FloatFormat, IntFormat, get_format, storage_dtype
 
 FAMILIES: tuple[str, ...] = (
@@ -122,10 +140,11 @@ class _Rand:
         raw = self.rng.bit_generator.random_raw(-(-size * dt.itemsize // 8))
         return raw.view(dt)[:size].reshape(shape)
 
-    def below(self, m, shape, bound: int = 1 << 15) -> np.ndarray:
-        """Integers in [0, m) (int16), for m <= bound <= 2**15 (int or array).
+    def below(self, m, shape, bound: int = 1 << 10) -> np.ndarray:
+        """Integers in [0, m) (int16) for 1 <= m <= bound <= 2**10 (m an int or an array).
 
-        With bound <= 32, 8 random bits (each value within 12% of 1/m); otherwise 16.
+        Each value has probability within 9.4% of 1/m (bound <= 32: 8 random bits) or
+        within 2% (16 random bits).
         """
         if bound <= 32:
             u = self.words(np.uint8, shape).astype(np.uint16)
@@ -172,14 +191,26 @@ def _codes(f: FloatFormat, w: np.ndarray, e: np.ndarray) -> np.ndarray:
     """
     dt = storage_dtype(f)
     e = np.asarray(e, np.int16)
-    sign = w & dt.type(_sign_mask(f))
     if e.size == 0 or (e.min() >= f.emin and (f.specials != "fn" or e.max() < f.emax)):
         shift = dt.type(f.frac_bits + f.field_shift)
         return (w & dt.type(_sign_mask(f) | _frac_mask(f))) | ((e + np.int16(f.bias)).astype(dt) << shift)
     table = _code_table(f.name)
     it = np.uint16 if table.size <= 1 << 16 else np.int32
     frac = ((w & dt.type(_frac_mask(f))) >> dt.type(f.field_shift)).astype(it)
-    return table.take(((e - np.int16(_lo(f))).astype(it) << it(f.frac_bits)) | frac) | sign
+    return table.take(((e - np.int16(_lo(f))).astype(it) << it(f.frac_bits)) | frac) | (w & dt.type(_sign_mask(f)))
+
+
+@lru_cache(maxsize=None)
+def _splits(name_a: str, name_b: str) -> tuple[np.ndarray, np.ndarray]:
+    """For each product exponent v from the smallest reachable up: the smallest exponent of a
+    and the number of exponents of a that reach v with b in range (int16, uint16), using
+    normal operands only wherever they reach v."""
+    fa, fb = get_format(name_a), get_format(name_b)
+    v = np.arange(_lo(fa) + _lo(fb), fa.emax + fb.emax + 1)
+    normal = v >= fa.emin + fb.emin
+    lo = np.maximum(v - fb.emax, np.where(normal, fa.emin, _lo(fa)))
+    hi = np.minimum(v - np.where(normal, fb.emin, _lo(fb)), fa.emax)
+    return lo.astype(np.int16), (hi - lo + 1).astype(np.uint16)
 
 
 @lru_cache(maxsize=None)
@@ -249,7 +280,7 @@ class _Job:
         return max(self.k - 1, 1).bit_length()
 
     def sub(self, n: int) -> "_Job":
-        return replace(self, n=n)
+        return dataclasses.replace(self, n=n)
 
     def words(self, f, shape=None) -> np.ndarray:
         return self.r.words(storage_dtype(f), shape or self.shape)
@@ -275,18 +306,12 @@ class _Job:
         reach it.  Signs and fraction bits come from the random words ``wa``, ``wb``; if
         ``sign`` is given (0/1, broadcastable) b's sign is set so that the product has it.
         """
-        fa, fb, r = self.fa, self.fb, self.r
-        v = np.asarray(v, np.int16)
-        v_lo, v_hi, v_normal = _lo(fa) + _lo(fb), fa.emax + fb.emax, fa.emin + fb.emin
-        if v.size and (v.min() < v_lo or v.max() > v_hi):
-            v = np.clip(v, v_lo, v_hi)
-        if v.size == 0 or v.min() >= v_normal:
-            lo, hi = np.maximum(v - fb.emax, fa.emin), np.minimum(v - fb.emin, fa.emax)
-        else:
-            normal = v >= v_normal
-            lo = np.maximum(v - fb.emax, np.where(normal, fa.emin, _lo(fa)).astype(np.int16))
-            hi = np.minimum(v - np.where(normal, fb.emin, _lo(fb)).astype(np.int16), fa.emax)
-        ea = lo + r.below(hi - lo + 1, v.shape, fa.emax - _lo(fa) + 1)
+        fa, fb = self.fa, self.fb
+        v_lo, v_hi = _lo(fa) + _lo(fb), fa.emax + fb.emax
+        v = np.clip(np.asarray(v, np.int16), v_lo, v_hi)
+        first, count = _splits(fa.name, fb.name)
+        index = (v - np.int16(v_lo)).view(np.uint16)
+        ea = first.take(index) + self.r.below(count.take(index), v.shape, fa.emax - _lo(fa) + 1)
         a, b = _codes(fa, wa, ea), _codes(fb, wb, v - ea)
         if sign is not None:
             sa = (a >> np.uint8(fa.exp_bits + fa.frac_bits + fa.field_shift)) & 1
@@ -356,6 +381,7 @@ def _moderate(job: _Job, f: FloatFormat, shape) -> np.ndarray:
 
 
 def _uniform_bits(job: _Job):
+    """Every code of each format equally likely."""
     out = []
     for f, shape in ((job.fa, job.shape), (job.fb, job.shape), (job.fc, (job.n,))):
         mask = ((1 << (int(f.signed) + f.exp_bits + f.frac_bits)) - 1) << f.field_shift
@@ -364,13 +390,14 @@ def _uniform_bits(job: _Job):
 
 
 def _random_finite(job: _Job):
+    """Moderate finite values for a, b and c (see :func:`_moderate`)."""
     return _moderate(job, job.fa, job.shape), _moderate(job, job.fb, job.shape), _moderate(job, job.fc, (job.n,))
 
 
 def _ladder(k: int) -> tuple[np.ndarray, np.ndarray]:
     """Levels and signs (1: against the dominant term) of the ladder in columns 3 .. k-1.
 
-    Levels go down one binade each; their terms are -x, +x/4 +x/4, -x/4, +x/16 +x/16, ...
+    Levels go down one binade each; their terms are -x, +x/2 +x/2, -x/4, +x/8 +x/8, ...
     (x = 2**(T-d)), so the sum of the levels above a cut alternates between negative and
     zero as the cut moves down one binade at a time.
     """
@@ -380,18 +407,23 @@ def _ladder(k: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _alignment(job: _Job):
+    """A dominant term and small ones below it: how many bits survive alignment decides."""
     fa, fb, fc = job.fa, job.fb, job.fc
     p = fc.precision
 
     def ladder(j: _Job):
-        """D = 2**T (RZ sees D or D - ulp) or D = 2**T + ulp plus a tie (RNE rounds to even:
-        up or down), then a ladder from T-d, d = 20 .. 23: every alignment width between d
-        and d + (K-3)*2/3 changes the result."""
+        """D = 2**T (for RZ: D, or less) or D = 2**T + ulp plus a tie (for RNE: up to even,
+        or down), then a ladder from 2**(T-d): under the rounding its D suits, every
+        alignment width F within the ladder (d <= F <= d + its last level) gives another
+        result than F - 1 and F + 1.  d is 20 .. 23 and at least 26 minus the ladder's
+        depth, so that short ladders (small K) still reach a width of 26."""
         n, k, r = j.n, j.k, j.r
-        T = j.top(24 + 2 * k // 3, 2)
-        odd_tie = r.chance(0.5, (n, 1))
         level, against = _ladder(k)
-        v = np.concatenate([T, T - p + 1, T - p, T - r.between(20, 23, (n, 1)) - level], axis=1)[:, :k]
+        last = int(level[-1]) if level.size else 0
+        T = j.top(24 + last, 2)
+        odd_tie = r.chance(0.5, (n, 1))
+        d = r.between(min(23, max(20, 26 - last)), 23, (n, 1))
+        v = np.concatenate([T, T - p + 1, T - p, T - d - level], axis=1)[:, :k]
         s_dom = j.signs((n, 1))
         sign = np.concatenate([s_dom, s_dom, s_dom, s_dom ^ against], axis=1)[:, :k]
         wa, wb = j.words(fa) & storage_dtype(fa).type(_sign_mask(fa)), j.words(fb) & storage_dtype(fb).type(_sign_mask(fb))
@@ -434,6 +466,7 @@ def _alignment(job: _Job):
 
 
 def _carry(job: _Job):
+    """Products of one sign with significands near 2 whose sum carries out of the top."""
     n, r, fa, fb, fc = job.n, job.r, job.fa, job.fb, job.fc
     T = job.top(2, job.log2k + 6)
     s = job.signs((n, 1))
@@ -454,41 +487,62 @@ def _carry(job: _Job):
 #: the dominant term D, -1 = towards it, 0 = none; relative weight.  RZ and RNE differ on
 #: the first three (the offset survives alignment) and agree on the others.
 _ROUNDING_CASES = (
-    ((0, 1, +1), 3),  # just above a tie
-    ((1, 0, -1), 3),  # just below a grid point one ulp above D
-    ((1, 1, 0), 2),  # a tie above an odd value: to even goes up
+    ((0, 1, +1), 4),  # just above a tie
+    ((1, 0, -1), 4),  # just below a grid point one ulp above D
+    ((1, 1, 0), 3),  # a tie above an odd value: to even goes up
     ((0, 1, 0), 1),  # a tie above D (even): to even goes down
     ((0, 1, -1), 1),  # just below a tie
     ((1, 0, 0), 1),  # exactly on a grid point
 )
 
 
+def _split_units(u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """|u| = 2**lead * (1 + rest / 2**lead) for nonzero integers: (lead, rest)."""
+    mag = np.abs(u)
+    lead = np.frexp(mag.astype(np.float64))[1].astype(np.int64) - 1
+    return lead, mag - (np.int64(1) << np.maximum(lead, 0))
+
+
+def _at(f: FloatFormat, lead: np.ndarray, rest: np.ndarray) -> np.ndarray:
+    """Fraction field holding ``rest`` (an integer below 2**lead) under a leading bit at ``lead``."""
+    shift = f.frac_bits - lead
+    return np.where(shift >= 0, rest << np.maximum(shift, 0), rest >> np.maximum(-shift, 0))
+
+
 def _rounding(job: _Job):
+    """Exact sums on, just above or just below a rounding boundary (:data:`_ROUNDING_CASES`)."""
     n, k, r, fa, fb, fc = job.n, job.k, job.r, job.fa, job.fb, job.fc
     p = fc.precision
-    T = job.top(p + 18, job.log2k + 4)[:, 0]
+    T = job.top(p + 18, 2)[:, 0]
     cases = np.array([case for case, _ in _ROUNDING_CASES], np.int64)[r.choice([w for _, w in _ROUNDING_CASES], (n,))]
-    # in units of 2**-j of a tie (2**(T-p)): the ulp term 2**(j+1), the tie 2**j, the offset 1
-    j = np.where(r.chance(0.6, (n,)), 1, r.between(2, 16, (n,))).astype(np.int64)
+    # in units of 2**-j of a tie (2**(T-p)): the ulp term 2**(j+1), the tie 2**j, the offset 1;
+    # j = 1 on 3/4 of the rows (the offset survives any alignment wider than p), else 2 .. 16
+    j = np.where(r.chance(0.75, (n,)), 1, r.between(2, 16, (n,))).astype(np.int64)
     units = np.stack([cases[:, 0] << (j + 1), cases[:, 1] << j, cases[:, 2]], axis=1)
-    in_c = r.chance(1 / 3, (n, 3)) & (units != 0)
-    # c holds the terms placed in it, exactly; a term that would not fit stays a product
-    total = (units * in_c).sum(axis=1)
-    too_wide = np.abs(total) >= 1 << fc.precision
-    in_c[:, 2] &= ~too_wide
-    total = (units * in_c).sum(axis=1)
+    # half the rows combine the terms into one (a product or c: no grouping can part them),
+    # where A's significand holds their sum; otherwise each term is a product or, on 1/3 of
+    # the rows, sits in c
+    total = units.sum(axis=1)
+    combined = r.chance(0.5, (n,)) & (_split_units(total)[0] < fa.precision)
+    in_c = np.where(combined[:, None], r.chance(1 / 3, (n, 1)), r.chance(1 / 3, (n, 3))) & (units != 0)
+    c_units = (units * in_c).sum(axis=1)
+    if (wide := ~combined & (np.abs(c_units) >= 1 << p)).any():  # keep c exact: the offset leaves it
+        in_c[:, 2] &= ~wide
+        c_units = (units * in_c).sum(axis=1)
     s_dom = job.signs((n,))
-    lead = np.frexp(np.abs(total).astype(np.float64))[1].astype(np.int64) - 1  # exponent of |total|
-    low = ((np.abs(total) - (1 << np.maximum(lead, 0))) << np.maximum(fc.frac_bits - lead, 0))
-    c = np.where(total == 0, job.acc_zero(), _value(fc, s_dom ^ (total < 0), T - p - j + lead, low))
-    # columns 0 .. 3: D (a's significand times a power of two) and the terms not in c (powers of two)
-    v = np.stack([T, T - p + 1, T - p, T - p - j], axis=1)
-    sign = np.stack([s_dom, s_dom, s_dom, s_dom ^ (cases[:, 2] < 0)], axis=1)
+    lead, rest = _split_units(c_units)
+    c = np.where(c_units == 0, job.acc_zero(), _value(fc, s_dom ^ (c_units < 0), T - p - j + lead, _at(fc, lead, rest)))
+    # columns 0 .. 3: D (a's significand times a power of two), then the terms not in c
+    prod = np.where(in_c, 0, units)
+    prod = np.where(combined[:, None], np.stack([prod.sum(axis=1), 0 * j, 0 * j], axis=1), prod)
+    lead, rest = _split_units(prod)
+    v = np.concatenate([T[:, None], (T - p - j)[:, None] + lead], axis=1)
+    sign = np.concatenate([s_dom[:, None], s_dom[:, None] ^ (prod < 0)], axis=1)
     wa, wb = job.words(fa, (n, 4)), job.words(fb, (n, 4))
-    wa[:, 1:] &= wa.dtype.type(_sign_mask(fa))
+    wa[:, 1:] = (wa[:, 1:] & wa.dtype.type(_sign_mask(fa))) | (_at(fa, lead, rest) << fa.field_shift).astype(wa.dtype)
     wb &= wb.dtype.type(_sign_mask(fb))
     a4, b4 = job.pair(v, wa, wb, sign)
-    a4[:, 1:] = np.where((units != 0) & ~in_c, a4[:, 1:], a4[:, 1:] & a4.dtype.type(_sign_mask(fa)))
+    a4[:, 1:] = np.where(prod != 0, a4[:, 1:], a4[:, 1:] & a4.dtype.type(_sign_mask(fa)))
     a = job.words(fa) & storage_dtype(fa).type(_sign_mask(fa))  # +-0 elsewhere ...
     b = _codes(fb, job.words(fb), np.zeros(job.shape, np.int16))  # ... times +-1.x
     m = min(k, 4)
@@ -497,6 +551,7 @@ def _rounding(job: _Job):
 
 
 def _normalisation(job: _Job):
+    """Two products cancelling in their leading bits, so the result is renormalised."""
     n, k, r, fa, fb = job.n, job.k, job.r, job.fa, job.fb
     f = fa.frac_bits
     T = job.top(f + 22, job.log2k + 4)
@@ -507,7 +562,7 @@ def _normalisation(job: _Job):
         # column 1: a0 with its fraction moved by j units, negated: a0*b0 + a1*b0 = +-j ulp(a0)*b0
         unit = 1 << fa.field_shift
         frac = (a[:, 0] & a.dtype.type(_frac_mask(fa))).astype(np.int64)
-        j = (1 + r.below(max(1, 1 << max(f - 2, 0)), (n,))).astype(np.int64) * unit
+        j = (1 + r.below(1 << (f // 2), (n,))).astype(np.int64) * unit
         moved = np.where(frac >= j, frac - j, frac + j)
         a[:, 1] = ((a[:, 0].astype(np.int64) ^ frac ^ moved) ^ _sign_mask(fa)).astype(a.dtype)
         b[:, 1] = b[:, 0]
@@ -532,25 +587,27 @@ def _negate_pairs(job: _Job, a: np.ndarray, b: np.ndarray, m) -> tuple[np.ndarra
 
 
 def _cancellation(job: _Job):
+    """Pairs cancelling exactly, leaving a small tail and c far below the largest product."""
     n, k, r = job.n, job.k, job.r
     T = job.top(45, job.log2k + 4)
     col = job.col
     m = r.between(1, max(k // 2, 1), (n, 1)) if k >= 2 else np.zeros((n, 1), np.int16)
     tails = r.below(3, (n, 1), 3)
-    v = np.where(col < 2 * m, T - r.below(4, job.shape, 4), T - r.between(8, 40, job.shape))
+    v = np.where(col < 2 * m, T - r.below(4, job.shape, 4), T - r.between(12, 32, job.shape))
     a, b = job.pair(v, job.words(job.fa), job.words(job.fb))
     a, b = _negate_pairs(job, a, b, m)
     a = job.zeros_where(a, col < 2 * m + tails)
     c = job.pick_c(
         [1, 2, 1],
         job.acc_zero(),
-        job.acc(job.signs((n,)), T - r.between(20, 45, (n, 1))),
+        job.acc(job.signs((n,)), T - r.between(16, 40, (n, 1))),
         job.acc(job.signs((n,)), T - r.between(20, 30, (n, 1)), 0),
     )
     return a, b, c
 
 
 def _subnormal(job: _Job):
+    """Subnormal operands, results in the accumulator's subnormal range, subnormal c."""
     fa, fb, fc = job.fa, job.fb, job.fc
 
     def c_small(j: _Job) -> np.ndarray:
@@ -566,15 +623,17 @@ def _subnormal(job: _Job):
         a, b = j.pair(fc.emin - 2 - j.r.below(fc.precision, j.shape), j.words(fa), j.words(fb))
         return a, b, c_small(j)
 
-    def cancelled(j: _Job):  # moderate products cancelling exactly: the result is c
+    def cancelled(j: _Job):  # moderate products cancelling exactly, or all zero: the result is c
         a, b = j.pair(np.zeros(j.shape, np.int16) + j.r.between(-4, 4, (j.n, 1)), j.words(fa), j.words(fb))
         a, b = _negate_pairs(j, a, b, j.k // 2)
-        return j.zeros_where(a, j.col < 2 * (j.k // 2)), b, c_small(j)
+        pairs = np.where(j.r.chance(0.5, (j.n, 1)), 2 * (j.k // 2), 0)
+        return j.zeros_where(a, j.col < pairs), b, c_small(j)
 
     return _by_variant(job, [1, 1, 1], [inputs, outputs, cancelled])
 
 
 def _overflow(job: _Job):
+    """Products and sums at and past the accumulator's largest finite value."""
     n, k, r, fa, fb, fc = job.n, job.k, job.r, job.fa, job.fb, job.fc
     t_max = min(fa.emax + fb.emax, fc.emax + 1)
     T = np.int16(t_max) - r.below(job.log2k + 2, (n, 1), job.log2k + 2)
@@ -589,6 +648,7 @@ def _overflow(job: _Job):
 
 
 def _special(job: _Job):
+    """Random finite rows with one special placement each (NaN, Inf, 0*Inf, Inf-Inf, signed zeros)."""
     n, k, r, fa, fb, fc = job.n, job.k, job.r, job.fa, job.fb, job.fc
     a, b, c = _random_finite(job)
     inf_a, inf_b = fa.specials == "ieee", fb.specials == "ieee"
@@ -609,10 +669,11 @@ def _special(job: _Job):
             c[rows] = _inf(fc, sg)
         elif name == "c_nan":
             c[rows] = _nan(fc, sg, r.words(np.uint32, (m,)))
-        elif name == "zeros":  # products all +0 or all -0, c +-0: the sign of a zero sum
+        elif name == "zeros":  # products all +0 or all -0, c +-0 (mostly the same): the sign of a zero sum
             b_sign = (b[rows] >> np.uint8(fb.exp_bits + fb.frac_bits + fb.field_shift)) & 1
-            a[rows] = _zero(fa, b_sign ^ job.signs((m, 1)))
-            c[rows] = _zero(fc, sg)
+            z = job.signs((m,))
+            a[rows] = _zero(fa, b_sign ^ z[:, None])
+            c[rows] = _zero(fc, np.where(r.chance(0.75, (m,)), z, sg))
         elif name == "cancel_to_zero":  # 1*y - 1*y with c = +-0
             a[rows] = _zero(fa, job.signs((m, k)))
             a[rows, 0], a[rows, 1] = one_a, one_a ^ a.dtype.type(_sign_mask(fa))
@@ -649,18 +710,23 @@ _FLOAT_FAMILIES = {
 # ------------------------------------------------------------------------------ integer families
 
 
-def _ints(job: _Job, f: IntFormat, lo: int, hi: int, shape=None) -> np.ndarray:
-    """Uniform integers in [lo, hi] clipped to the format, in its storage dtype."""
+def _ints(job: _Job, f: IntFormat, lo: int, hi: int) -> np.ndarray:
+    """Uniform integers in [lo, hi] (clipped to the format), in its storage dtype, shape (n, k)."""
     lo, hi = max(lo, f.lo), min(hi, f.hi)
-    shape = shape or job.shape
     if (lo, hi) == (f.lo, f.hi):
-        return job.r.words(np.uint8, shape).view(storage_dtype(f))
-    return (np.int16(lo) + job.r.below(hi - lo + 1, shape)).astype(storage_dtype(f))
+        return job.r.words(np.uint8, job.shape).view(storage_dtype(f))
+    return (np.int16(lo) + job.r.below(hi - lo + 1, job.shape)).astype(storage_dtype(f))
 
 
-def _extreme(f: IntFormat, negative) -> np.ndarray:
-    """The format's most negative (where ``negative`` and signed) or largest value."""
-    return np.where(negative, f.lo, f.hi).astype(storage_dtype(f)) if f.signed else np.full(np.shape(negative), f.hi, storage_dtype(f))
+def _extremes(job: _Job, negative: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Extreme operands (-128, 127 or 255) whose products are negative where ``negative``
+    (per row, (n, 1)) and a signed operand allows it; u8 x u8 products are positive."""
+    fa, fb = job.fa, job.fb
+    neg = np.broadcast_to(negative, job.shape)
+    pos = np.zeros(job.shape, bool)
+    neg_a, neg_b = (neg, pos) if fa.signed else (pos, neg)
+    pick = lambda f, m: np.where(m, f.lo, f.hi).astype(storage_dtype(f)) if f.signed else np.full(job.shape, f.hi, storage_dtype(f))  # noqa: E731
+    return pick(fa, neg_a), pick(fb, neg_b)
 
 
 def _int32(x) -> np.ndarray:
@@ -668,19 +734,15 @@ def _int32(x) -> np.ndarray:
 
 
 def _int_family(name: str, job: _Job):
+    """The integer analogue of a family (module docstring, second table)."""
     n, k, r, fa, fb = job.n, job.k, job.r, job.fa, job.fb
-    col = job.col
+    signed = fa.signed or fb.signed
 
     def c_in(lo: int, hi: int) -> np.ndarray:
         return _int32(lo + (r.words(np.uint32, (n,)).astype(np.int64) * (hi - lo + 1) >> 32))
 
     def dot(a, b) -> np.ndarray:
         return (a.astype(np.int32) * b.astype(np.int32)).sum(axis=1, dtype=np.int64)
-
-    def one_sign(s) -> tuple[np.ndarray, np.ndarray]:
-        """Extreme operands whose products all have sign ``s`` (per row) where possible."""
-        neg_a = (s | np.zeros(job.shape, np.uint8)).astype(bool) if fa.signed else np.zeros(job.shape, bool)
-        return _extreme(fa, neg_a), _extreme(fb, np.zeros(job.shape, bool) if fa.signed else s.astype(bool) | np.zeros(job.shape, bool))
 
     if name == "uniform_bits":
         return _ints(job, fa, fa.lo, fa.hi), _ints(job, fb, fb.lo, fb.hi), r.words(np.uint32, (n,)).view(np.int32)
@@ -689,43 +751,40 @@ def _int_family(name: str, job: _Job):
     if name == "subnormal":
         return _ints(job, fa, -1, 1), _ints(job, fb, -1, 1), c_in(-2, 2)
     if name == "special":
-        va, vb = np.array([fa.lo, fa.hi, 0, max(fa.lo, -1), 1]), np.array([fb.lo, fb.hi, 0, max(fb.lo, -1), 1])
-        a = va.astype(storage_dtype(fa))[r.below(5, job.shape, 5)]
-        b = vb.astype(storage_dtype(fb))[r.below(5, job.shape, 5)]
-        return a, b, np.array([-(1 << 31), (1 << 31) - 1, 0, -1, 1], np.int32)[r.below(5, (n,), 5)]
+        va, vb = (np.array([f.lo, f.hi, 0, max(f.lo, -1), 1]).astype(storage_dtype(f)) for f in (fa, fb))
+        c = np.array([-(1 << 31), (1 << 31) - 1, 0, -1, 1], np.int32)
+        return va[r.below(5, job.shape, 5)], vb[r.below(5, job.shape, 5)], c[r.below(5, (n,), 5)]
     if name == "alignment":
         a, b = _ints(job, fa, -3, 3), _ints(job, fb, -3, 3)
-        a[:, 0], b[:, 0] = _extreme(fa, job.signs((n,))), _extreme(fb, job.signs((n,)))
-        e = r.between(20, 30, (n,)).astype(np.int64)
-        return a, b, _int32((1 - 2 * job.signs((n,)).astype(np.int64)) * ((1 << e) + r.words(np.uint8, (n,))))
-    if name == "carry":
-        s = job.signs((n, 1)) if (fa.signed or fb.signed) else np.zeros((n, 1), np.uint8)
-        a, b = one_sign(s)
-        return a, b, _int32((1 - 2 * s[:, 0].astype(np.int64)) * ((1 << 24) | r.words(np.uint32, (n,)) >> 8))
-    if name == "cancellation":
+        big_a, big_b = _extremes(job, job.signs((n, 1)) == 1)
+        a[:, 0], b[:, 0] = big_a[:, 0], big_b[:, 0]
+        big_c = (1 << r.between(20, 30, (n,)).astype(np.int64)) + r.words(np.uint8, (n,))
+        return a, b, _int32(np.where(job.signs((n,)) == 1, -big_c, big_c))
+    if name in ("carry", "overflow"):
+        s = (job.signs((n, 1)) == 1) & signed
+        a, b = _extremes(job, s)
+        if name == "carry":
+            big_c = (1 << 24) | (r.words(np.uint32, (n,)) >> 8).astype(np.int64)
+            return a, b, _int32(np.where(s[:, 0], -big_c, big_c))
+        S = dot(a, b)  # overflow: c within reach of the limit in the products' direction
+        return a, b, _int32(np.where(S >= 0, (1 << 31) - 1, -(1 << 31)) - S // (2 + r.below(4, (n,), 4)))
+    if name == "cancellation" and signed:
         a, b = _ints(job, fa, -127, fa.hi), _ints(job, fb, -127, fb.hi)
         m = r.between(1, max(k // 2, 1), (n, 1)) if k >= 2 else np.zeros((n, 1), np.int16)
         half = k // 2
-        z, w = (a, b) if fa.signed else (b, a)  # negate the signed operand (none for u8 x u8)
-        if half and (fa.signed or fb.signed):
+        z, w = (a, b) if fa.signed else (b, a)  # negate the signed operand
+        if half:
             paired = np.arange(half, dtype=np.int16) < m
             z[:, 1::2][:, :half] = np.where(paired, -z[:, 0 : 2 * half : 2], z[:, 1::2][:, :half])
             w[:, 1::2][:, :half] = np.where(paired, w[:, 0 : 2 * half : 2], w[:, 1::2][:, :half])
-        a = np.where(col < 2 * m + r.below(3, (n, 1), 3), a, 0).astype(a.dtype)
+        a = np.where(job.col < 2 * m + r.below(3, (n, 1), 3), a, 0).astype(a.dtype)
         return a, b, c_in(-16, 16)
-    if name == "overflow":
-        s = job.signs((n, 1)) if (fa.signed or fb.signed) else np.zeros((n, 1), np.uint8)
-        a, b = one_sign(s)
-        S = dot(a, b)
-        limit = np.where(S >= 0, (1 << 31) - 1, -(1 << 31))
-        return a, b, _int32(limit - S // (2 + r.below(4, (n,), 4)))
+    # rounding, normalisation, and cancellation of u8 x u8 (no negative products): through c
     a, b = _ints(job, fa, fa.lo, fa.hi), _ints(job, fb, fb.lo, fb.hi)
     S = dot(a, b)
-    if name == "normalisation":
-        return a, b, _int32(-S + r.between(-16, 16, (n,)))
-    assert name == "rounding"
-    target = np.where(S >= 0, (1 << 31) - 1, -(1 << 31)) + r.between(-2, 2, (n,))
-    return a, b, _int32(target - S)
+    if name == "rounding":  # the exact sum on, or 1 .. 2 away from, INT32_MAX or INT32_MIN
+        return a, b, _int32(np.where(S >= 0, (1 << 31) - 1, -(1 << 31)) + r.between(-2, 2, (n,)) - S)
+    return a, b, _int32(-S + r.between(-16, 16, (n,)))
 
 
 # ------------------------------------------------------------------------------ public API
@@ -811,3 +870,65 @@ def vectors(
         return (family, *draw_vectors(family, in_fmt, acc_fmt, k, n, np.random.default_rng(seed)))
 
     return st.builds(build, st.sampled_from(tuple(families)), st.integers(1, max_n), st.integers(0, 2**32 - 1))
+
+
+# ------------------------------------------------------------------------------ catch rates
+
+#: Datapath parameters changed one at a time by :func:`catch_rates`.
+PERTURBATIONS: dict[str, Callable[[Datapath], dict]] = {
+    "align_frac_bits-1": lambda dp: {"align_frac_bits": dp.align_frac_bits - 1},
+    "align_frac_bits+1": lambda dp: {"align_frac_bits": dp.align_frac_bits + 1},
+    "group_rounding": lambda dp: {"group_rounding": "rz" if dp.group_rounding == "rne" else "rne"},
+    "k_step/2": lambda dp: {"k_step": dp.k_step // 2},
+    "c_entry": lambda dp: {"c_entry": "final_add" if dp.c_entry == "first_group" else "first_group"},
+    "subnormal_outputs": lambda dp: {"subnormal_outputs": not dp.subnormal_outputs},
+    "subnormal_inputs": lambda dp: {"subnormal_inputs": not dp.subnormal_inputs},
+    "zero_sign": lambda dp: {"zero_sign": "ieee" if dp.zero_sign == "positive" else "positive"},
+}
+
+#: The families built to expose each of the first five perturbations.
+TARGETS: dict[str, tuple[str, ...]] = {
+    "align_frac_bits-1": ("alignment", "normalisation"),
+    "align_frac_bits+1": ("alignment", "normalisation"),
+    "group_rounding": ("rounding",),
+    "k_step/2": ("normalisation", "cancellation"),
+    "c_entry": ("cancellation",),
+}
+
+
+def catch_rates(in_fmt: str, acc_fmt: str, n: int = 2000, seed: int = 11, profile: str = "sm_100a") -> dict[str, dict[str, float]]:
+    """{perturbation: {family: fraction of n vectors whose result changes}} for one datapath
+    of a hardware profile, each family drawn with K = the datapath's k_step from ``seed``."""
+    base = get_profile(profile)
+    dp = base.datapath(in_fmt, acc_fmt)
+    draws = {f: draw_vectors(f, in_fmt, acc_fmt, dp.k_step, n, np.random.default_rng(seed)) for f in FAMILIES}
+    expected = {f: inner_product(*draws[f], in_fmt, acc_fmt, base) for f in FAMILIES}
+    rates = {}
+    for name, change in PERTURBATIONS.items():
+        varied = dataclasses.replace(base, datapaths={**base.datapaths, (in_fmt, acc_fmt): dataclasses.replace(dp, **change(dp))})
+        rates[name] = {f: float(np.mean(inner_product(*draws[f], in_fmt, acc_fmt, varied) != expected[f])) for f in FAMILIES}
+    return rates
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Print the catch rates of every family as Markdown tables, one per datapath."""
+    parser = argparse.ArgumentParser(prog="python -m generators.numeric_vectors", description=main.__doc__)
+    parser.add_argument("--n", type=int, default=2000, help="vectors per family")
+    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--profile", default="sm_100a")
+    parser.add_argument("datapaths", nargs="*", default=["f16:f32", "bf16:f32", "e4m3:f32", "f16:f16", "e4m3:f16"])
+    args = parser.parse_args(argv)
+    for datapath in args.datapaths:
+        in_fmt, acc_fmt = datapath.split(":")
+        rates = catch_rates(in_fmt, acc_fmt, args.n, args.seed, args.profile)
+        print(f"\n{args.profile} {in_fmt} -> {acc_fmt} (K = k_step, {args.n} vectors per family, seed {args.seed})\n")
+        print("| family | " + " | ".join(rates) + " |")
+        print("| --- |" + " --- |" * len(rates))
+        for f in FAMILIES:
+            print(f"| {f} | " + " | ".join(f"{rates[p][f]:.3f}" for p in rates) + " |")
+        targeted = [np.mean([rates[p][f] for f in TARGETS[p]]) if p in TARGETS else None for p in rates]
+        print("| **targeted** | " + " | ".join("" if t is None else f"**{t:.3f}**" for t in targeted) + " |")
+
+
+if __name__ == "__main__":
+    main()
