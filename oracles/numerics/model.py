@@ -502,7 +502,7 @@ def _generic_dot(
     inf_entering = None
     if any_special:
         pinf = ((da.cls == INF) | (db.cls == INF)) & ~nan_row[:, None]
-        pinf_sign = np.where(pinf, psign, -1)
+        pinf_sign = np.where(pinf, psign[:, : pinf.shape[1]], -1)  # psign is padded to whole steps
         if K > pinf_sign.shape[1]:
             pinf_sign = np.pad(pinf_sign, ((0, 0), (0, K - pinf_sign.shape[1])), constant_values=-1)
         c_inf_sign = np.where(dc.cls == INF, dc.sign, -1)
