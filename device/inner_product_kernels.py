@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from conformance.instructions import WgmmaMma
-from conformance.isa.targets import PTX_VERSION
 from device.ptx.instructions import REGISTER_DECLARATIONS, render, wgmma_d_registers
+from device.ptx.kernels import KERNEL_REGISTERS, copy_to_shared, global_pointers, ptx_header
 
 # PTX register prefix and load/store type of an accumulator format (f16 travels as packed pairs).
 ACCUMULATOR_REGISTERS = {"f32": ("%fc", "f32"), "f16": ("%rh", "b32"), "s32": ("%sc", "s32")}
@@ -45,10 +45,6 @@ class MmaSyncInstruction:
                 f"{acc}, {{%ra0, %ra1, %ra2, %ra3}}, {{%rb0, %rb1}}, {acc};")
 
 
-def _header() -> str:
-    return f".version {PTX_VERSION}\n.target sm_90a\n.address_size 64\n\n"
-
-
 def _loads(space: str, prefix: str, typ: str, count: int, stride: int, base: str) -> list[str]:
     return [f"  ld.{space}.{typ} {prefix}{r}, [{base}+{r * stride}];" for r in range(count)]
 
@@ -67,11 +63,9 @@ def _tile_pointer(dst: str, base: str, words_per_tile: int, index: str) -> list[
     ]
 
 
-_COMMON_REGS = """\
-  .reg .pred %p_done;
-  .reg .b32 %r_tid, %r_tile, %r_tiles, %r_step, %r_lane, %r_i, %r_n16, %r_smem, %r_dst, %r_off;
-  .reg .b64 %rd_a, %rd_b, %rd_c, %rd_d, %rd_img, %rd_off, %rd_ptr, %rd_src;
-  .reg .b32 %w<4>;"""
+_BATCH_REGS = """\
+  .reg .b32 %r_tile, %r_tiles, %r_step, %r_lane;
+  .reg .b64 %rd_a, %rd_b, %rd_c, %rd_d, %rd_img, %rd_ptr;"""
 
 
 def mma_sync_kernel(instr: MmaSyncInstruction) -> str:
@@ -106,19 +100,14 @@ def mma_sync_kernel(instr: MmaSyncInstruction) -> str:
         "DONE:",
         "  ret;",
     ]
-    return _header() + f""".visible .entry mma_sync_batch(.param .u64 p_a, .param .u64 p_b, .param .u64 p_c, .param .u64 p_d, .param .u32 p_tiles)
+    params = ", ".join(f".param .u64 p_{x}" for x in "abcd")
+    return ptx_header("sm_90a") + f""".visible .entry mma_sync_batch({params}, .param .u32 p_tiles)
 {{
 {REGISTER_DECLARATIONS}
-{_COMMON_REGS}
-  ld.param.u64 %rd_a, [p_a];
-  ld.param.u64 %rd_b, [p_b];
-  ld.param.u64 %rd_c, [p_c];
-  ld.param.u64 %rd_d, [p_d];
+{KERNEL_REGISTERS}
+{_BATCH_REGS}
+{global_pointers(("p_a", "p_b", "p_c", "p_d"), ("%rd_a", "%rd_b", "%rd_c", "%rd_d"))}
   ld.param.u32 %r_tiles, [p_tiles];
-  cvta.to.global.u64 %rd_a, %rd_a;
-  cvta.to.global.u64 %rd_b, %rd_b;
-  cvta.to.global.u64 %rd_c, %rd_c;
-  cvta.to.global.u64 %rd_d, %rd_d;
 {chr(10).join(body)}
 }}
 """
@@ -146,20 +135,8 @@ def wgmma_kernel(op: WgmmaMma, image_bytes: int) -> str:
         "  setp.ge.u32 %p_done, %r_tile, %r_tiles;",
         "  @%p_done bra DONE;",
         f"  mul.wide.u32 %rd_off, %r_tile, {image_bytes};",
-        "  add.u64 %rd_src, %rd_img, %rd_off;",
-        "  mov.u32 %r_i, %r_tid;",
-        "COPY:",
-        f"  setp.ge.u32 %p_done, %r_i, {image_bytes // 16};",
-        "  @%p_done bra COPIED;",
-        "  mul.wide.u32 %rd_off, %r_i, 16;",
-        "  add.u64 %rd_ptr, %rd_src, %rd_off;",
-        "  ld.global.v4.b32 {%w0, %w1, %w2, %w3}, [%rd_ptr];",
-        "  shl.b32 %r_dst, %r_i, 4;",
-        "  add.u32 %r_dst, %r_dst, %r_smem;",
-        "  st.shared.v4.b32 [%r_dst], {%w0, %w1, %w2, %w3};",
-        "  add.u32 %r_i, %r_i, 128;",
-        "  bra COPY;",
-        "COPIED:",
+        "  add.u64 %rd_in, %rd_img, %rd_off;",
+        copy_to_shared(image_bytes, 128),
         *_tile_pointer("%rd_ptr", "%rd_c", nc * 128, "%r_tid"),
         *_loads("global", prefix, typ, nc, 512, "%rd_ptr"),
         "  fence.proxy.async.shared::cta;  // generic-proxy writes visible to the wgmma operand reads",
@@ -176,22 +153,18 @@ def wgmma_kernel(op: WgmmaMma, image_bytes: int) -> str:
         "DONE:",
         "  ret;",
     ]
-    return _header() + f""".extern .shared .align 1024 .b8 smem_image[];
+    return ptx_header("sm_90a") + f""".extern .shared .align 1024 .b8 smem_image[];
 
 .visible .entry wgmma_batch(.param .u64 p_img, .param .u64 p_c, .param .u64 p_d, .param .u32 p_tiles, .param .u64 p_adesc, .param .u64 p_bdesc)
 .maxntid 128, 1, 1
 {{
 {REGISTER_DECLARATIONS}
-{_COMMON_REGS}
-  ld.param.u64 %rd_img, [p_img];
-  ld.param.u64 %rd_c, [p_c];
-  ld.param.u64 %rd_d, [p_d];
+{KERNEL_REGISTERS}
+{_BATCH_REGS}
+{global_pointers(("p_img", "p_c", "p_d"), ("%rd_img", "%rd_c", "%rd_d"))}
   ld.param.u32 %r_tiles, [p_tiles];
   ld.param.u64 %rd_adesc, [p_adesc];
   ld.param.u64 %rd_bdesc, [p_bdesc];
-  cvta.to.global.u64 %rd_img, %rd_img;
-  cvta.to.global.u64 %rd_c, %rd_c;
-  cvta.to.global.u64 %rd_d, %rd_d;
 {chr(10).join(body)}
 }}
 """

@@ -20,6 +20,7 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
@@ -28,8 +29,9 @@ from conformance.instructions import WgmmaMma
 from device.fragments import MMA_SYNC_SHAPES, register_elements, wgmma_accumulator
 from device.inner_product_kernels import MmaSyncInstruction, mma_sync_kernel, wgmma_kernel
 from generators.numeric_vectors import FAMILIES, mix
-from oracles.numerics import PROFILES, inner_product
+from oracles.numerics import inner_product
 from oracles.numerics.formats import get_format, storage_dtype
+from oracles.numerics.profiles import for_instruction
 from oracles.smem_operand import element_bit_addresses, storage_for
 
 INPUT_BITS = {"f16": 16, "bf16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8}
@@ -68,10 +70,8 @@ class Combination:
         return (16, 8) if self.family == "mma.sync" else (64, WGMMA_N)
 
     def profile(self, name: str) -> str:
-        """The profile's variant for this instruction family, where measurements made one
-        (`sm_90a.mma_sync`), else the profile itself."""
-        variant = f"{name}.mma_sync"
-        return variant if self.family == "mma.sync" and variant in PROFILES else name
+        """The variant of profile `name` for this instruction family (`sm_90a.mma_sync`)."""
+        return for_instruction(name, self.family.replace(".", "_"))
 
     @property
     def saturate(self) -> bool | None:
@@ -143,6 +143,7 @@ class SmemImages:
     b_desc: int
 
 
+@cache
 def smem_images_for(c: Combination) -> SmemImages:
     """K-major, no swizzle: 8-row core matrices of 16-byte rows, K chunks 128 bytes apart (LBO) and
     8-row groups 256 bytes apart (SBO); addresses from the oracle's gathering code, so silicon

@@ -54,17 +54,17 @@ def cta_group(p: Program) -> int:
     return groups.pop() if groups else p.ctas
 
 
-def _header(target: str) -> str:
+def ptx_header(target: str) -> str:
     return f".version {PTX_VERSION}\n.target {target}\n.address_size 64\n\n"
 
 
-def _global_pointers(params: tuple[str, ...], registers: tuple[str, ...]) -> str:
+def global_pointers(params: tuple[str, ...], registers: tuple[str, ...]) -> str:
     """Load pointer parameters into registers as global-space addresses."""
     loads = [f"  ld.param.u64 {r}, [{p}];" for p, r in zip(params, registers)]
     return "\n".join(loads + [f"  cvta.to.global.u64 {r}, {r};" for r in registers])
 
 
-def _copy_in(size: int, threads: int) -> str:
+def copy_to_shared(size: int, threads: int) -> str:
     """Copy `size` bytes (a multiple of 16) from %rd_in to dynamic shared memory, 16 B a thread."""
     return f"""
   // shared-memory image: {size} bytes, 16 bytes per thread per step
@@ -84,7 +84,7 @@ COPY_IN_DONE:
 """
 
 
-_KERNEL_REGS = """\
+KERNEL_REGISTERS = """\
   .reg .pred %p_done, %p_leader, %p_ready, %p_warp0, %p_issuer;
   .reg .b32 %r_tid, %r_warp, %r_i, %r_off, %r_dst, %r_smem, %r_base, %r_quarter, %r_cta, %r_col;
   .reg .b64 %rd_in, %rd_tmem_in, %rd_out, %rd_off, %rd_src, %rd_row;"""
@@ -144,7 +144,7 @@ def tcgen05_kernel(p: Program) -> str:
         body += [f"  {m}" for m in _relocated(op)] + [f"  {render(op)}"]
     multicast = ".multicast::cluster" if group == 2 else ""
     mask = ", %h_mask" if group == 2 else ""
-    return _header(p.target) + f""".extern .shared .align 1024 .b8 smem_image[];
+    return ptx_header(p.target) + f""".extern .shared .align 1024 .b8 smem_image[];
 .shared .align 16 .b32 taddr_slot;
 .shared .align 8 .b64 mbar;
 
@@ -152,19 +152,19 @@ def tcgen05_kernel(p: Program) -> str:
 .maxntid {THREADS}, 1, 1{cluster}
 {{
 {REGISTER_DECLARATIONS}
-{_KERNEL_REGS}
+{KERNEL_REGISTERS}
   mov.u32 %r_tid, %tid.x;
   shr.u32 %r_warp, %r_tid, 5;
   mov.u32 %r_cta, %cluster_ctarank;
   mov.u32 %r_smem, smem_image;
-{_global_pointers(("p_smem", "p_tmem_in", "p_out"), ("%rd_in", "%rd_tmem_in", "%rd_out"))}
+{global_pointers(("p_smem", "p_tmem_in", "p_out"), ("%rd_in", "%rd_tmem_in", "%rd_out"))}
   // this CTA's slices of the global images
   mul.wide.u32 %rd_off, %r_cta, {size};
   add.u64 %rd_in, %rd_in, %rd_off;
   mul.wide.u32 %rd_off, %r_cta, {128 * p.tmem_columns * 4};
   add.u64 %rd_tmem_in, %rd_tmem_in, %rd_off;
   add.u64 %rd_out, %rd_out, %rd_off;
-{_copy_in(size, THREADS)}
+{copy_to_shared(size, THREADS)}
   fence.proxy.async.shared::cta;
   setp.eq.u32 %p_warp0, %r_warp, 0;
   setp.eq.u32 %p_leader, %r_tid, 0;
@@ -241,22 +241,22 @@ def hopper_kernel(p: Program) -> str:
             k += 1
     out_words = k
     moves = [f"  {m}" for m in operand_moves(op) if not m.startswith("mov.b32 %r_e")]
-    return _header(p.target) + f""".extern .shared .align 1024 .b8 smem_image[];
+    return ptx_header(p.target) + f""".extern .shared .align 1024 .b8 smem_image[];
 
 .visible .entry program(.param .u64 p_smem, .param .u64 p_regs, .param .u64 p_out)
 .maxntid {threads}, 1, 1
 {{
 {REGISTER_DECLARATIONS}
-{_KERNEL_REGS}
+{KERNEL_REGISTERS}
   mov.u32 %r_tid, %tid.x;
   mov.u32 %r_smem, smem_image;
-{_global_pointers(("p_smem", "p_regs", "p_out"), ("%rd_in", "%rd_row", "%rd_out"))}
+{global_pointers(("p_smem", "p_regs", "p_out"), ("%rd_in", "%rd_row", "%rd_out"))}
   // this thread's registers: {per_thread} words in, {out_words} words out
   mul.wide.u32 %rd_off, %r_tid, {per_thread * 4};
   add.u64 %rd_row, %rd_row, %rd_off;
   mul.wide.u32 %rd_off, %r_tid, {out_words * 4};
   add.u64 %rd_out, %rd_out, %rd_off;
-{_copy_in(size, threads)}
+{copy_to_shared(size, threads)}
   fence.proxy.async.shared::cta;
   bar.sync 0;
 {chr(10).join(loads)}

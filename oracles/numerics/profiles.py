@@ -21,7 +21,7 @@ the publishers' model, or assumed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import Literal, Mapping
 
@@ -490,19 +490,11 @@ SM90A = Profile(
 
 # Measured on H100 (reports/numerics/h100-silicon.json): warp-level mma.sync differs from
 # wgmma only for fp8, where it is the two-interleaved-groups datapath recorded on B200.
-SM90A_MMA_SYNC = Profile(
+SM90A_MMA_SYNC = replace(
+    SM90A,
     name="sm_90a.mma_sync",
     description="NVIDIA H100 (Hopper, sm_90a) tensor cores through warp-level mma.sync / mma.sp (measured on H100)",
-    datapaths={
-        **_H100_HMMA,
-        ("e4m3", "f32"): _fp8_mma_sync("H100", "f32"),
-        ("e5m2", "f32"): _fp8_mma_sync("H100", "f32"),
-        ("e4m3", "f16"): _fp8_mma_sync("H100", "f16"),
-        ("e5m2", "f16"): _fp8_mma_sync("H100", "f16"),
-    },
-    int_overflow="wrap",
-    int_overflow_provenance=_WRAP,
-    unsupported=_NO_FP6_FP4,
+    datapaths={**SM90A.datapaths, **{(f, acc): _fp8_mma_sync("H100", acc) for f in ("e4m3", "e5m2") for acc in ("f32", "f16")}},
 )
 
 EXACT_PROFILE = Profile(
@@ -517,6 +509,13 @@ EXACT_PROFILE = Profile(
 
 #: Registry of built-in profiles.
 PROFILES: dict[str, Profile] = {p.name: p for p in (EXACT_PROFILE, SM90A, SM90A_MMA_SYNC, SM100A)}
+
+
+def for_instruction(profile: str, family: str) -> str:
+    """The profile's variant for an instruction family ("mma_sync", "wgmma") where measurements
+    made one (`sm_90a.mma_sync`), else the profile itself."""
+    variant = f"{profile}.{family}"
+    return variant if variant in PROFILES else profile
 
 
 def get_profile(profile: str | Profile) -> Profile:

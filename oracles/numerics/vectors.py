@@ -27,7 +27,7 @@ import numpy as np
 
 from .convert import NotRepresentable, f32_to_f16_rne, from_binary32, to_binary32
 from .model import inner_product
-from .profiles import PROFILES, Profile, get_profile
+from .profiles import Profile, for_instruction, get_profile
 
 #: Folder name -> input format name of the model.
 FOLDER_FORMATS = {"fp16": "f16", "bf16": "bf16", "tf32": "tf32", "E4M3": "e4m3", "E5M2": "e5m2"}
@@ -208,7 +208,7 @@ def check_folder(folder: FormatFolder, profile_name: "str | Profile") -> list[di
         else:
             c_bits = c_words
         family = RECORDED_WITH.get((folder.gpu, folder.folder_format, tag), "mma_sync")
-        d_bits = inner_product(a_bits, b_bits, c_bits, fmt, acc, PROFILES.get(f"{profile.name}.{family}", profile))
+        d_bits = inner_product(a_bits, b_bits, c_bits, fmt, acc, for_instruction(profile.name, family))
         actual = to_binary32(d_bits, acc) if acc != "f32" else d_bits.astype(np.uint32)
         if acc == "f16":
             _to_format(expected, "f16", folder.outputs[tag])  # the file must hold binary16 values
