@@ -196,9 +196,9 @@ def d_fragment(c: Combination):
     return register_elements(fragment, ACC_BITS[c.acc])
 
 
-def compare(c: Combination, chunk: dict, d_words: np.ndarray, profile: str) -> dict:
+def compare(c: Combination, chunk: dict, d_words: np.ndarray, profile: str, tiny: int = 0) -> dict:
     """Model vs silicon over every inner product of the chunk: counts per family, mismatches and
-    samples."""
+    samples (with up to `tiny` more whose silicon result is subnormal, for fitting underflow)."""
     a, b, cm, labels = chunk["a"], chunk["b"], chunk["c"], chunk["labels"]
     tiles, m, n = cm.shape
     acc_dtype = storage_dtype(get_format(c.acc))
@@ -215,6 +215,10 @@ def compare(c: Combination, chunk: dict, d_words: np.ndarray, profile: str) -> d
     names = (*FAMILIES, "cross")
     keep = np.flatnonzero(bad)[:SAMPLES_PER_COMBINATION]
     keep = np.concatenate([keep, np.arange(min(SAMPLES_PER_COMBINATION, got.size))])
+    if tiny and get_format(c.acc).kind == "float":
+        magnitude = np.abs(got.astype(np.float64))
+        subnormal = (magnitude > 0) & (magnitude < 2.0 ** get_format(c.acc).emin)
+        keep = np.concatenate([keep, np.flatnonzero(subnormal)[:tiny]])
     return {
         "inner_products": int(got.size),
         "per_family": {names[f]: int(v) for f, v in enumerate(np.bincount(family, minlength=len(names)))},
@@ -248,9 +252,9 @@ def kernel_source(c: Combination) -> str:
     return wgmma_kernel(c.wgmma(), smem_images_for(c).image_bytes)
 
 
-def measure(combinations, count: int, seed: int, profile: str, jobs: int, log=sys.stderr) -> tuple[dict, dict]:
+def measure(combinations, count: int, seed: int, profile: str, jobs: int, log=sys.stderr, tiny: int = 0) -> tuple[dict, dict]:
     """Run `count` (rounded up to whole chunks) inner products per combination; the report and
-    the kept samples (arrays per combination)."""
+    the kept samples (arrays per combination; `tiny`: up to that many subnormal results more)."""
     from device.launch import Gpu
 
     gpu = Gpu()
@@ -272,7 +276,7 @@ def measure(combinations, count: int, seed: int, profile: str, jobs: int, log=sy
                 g0 = time.perf_counter()
                 d = run_chunk(gpu, kernels, c, chunk)
                 gpu_s += time.perf_counter() - g0
-                compared.append(pool.submit(compare, c, chunk, d, profile))
+                compared.append(pool.submit(compare, c, chunk, d, profile, tiny))
             results = [f.result() for f in compared]
             entry = {"id": c.id, "instruction": c.family, "profile": c.profile(profile),
                      "input": c.in_fmt, "accumulator": c.acc, "satfinite": c.satfinite,
@@ -283,7 +287,7 @@ def measure(combinations, count: int, seed: int, profile: str, jobs: int, log=sy
                      "gpu_and_transfer_s": round(gpu_s, 3), "seconds": round(time.perf_counter() - t0, 3)}
             report["combinations"].append(entry)
             for key in results[0]["samples"]:
-                samples[f"{c.id}/{key}"] = np.concatenate([r["samples"][key] for r in results])[: 2 * SAMPLES_PER_COMBINATION]
+                samples[f"{c.id}/{key}"] = np.concatenate([r["samples"][key] for r in results])[: 2 * SAMPLES_PER_COMBINATION + tiny]
             print(f"{c.id}: {entry['inner_products']} inner products, {entry['mismatches']} mismatches, "
                   f"{entry['seconds']} s", file=log, flush=True)
     report["seconds"] = round(time.perf_counter() - started, 3)
@@ -307,9 +311,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--json", required=True, help="write the report here")
     parser.add_argument("--samples", help="write kept vectors with silicon and model results here (.npz)")
+    parser.add_argument("--tiny", type=int, default=0, metavar="N",
+                        help="also keep up to N vectors per combination whose silicon result is subnormal (default 0)")
     args = parser.parse_args(argv)
     chosen = [c for c in COMBINATIONS if not args.only or any(s in c.id for s in args.only)]
-    report, samples = measure(chosen, int(args.count), args.seed, args.profile, args.jobs)
+    report, samples = measure(chosen, int(args.count), args.seed, args.profile, args.jobs, tiny=args.tiny)
     report["command"] = "python -m device.measure_numerics " + " ".join(argv if argv is not None else sys.argv[1:])
     report["machine"] = f"{platform.node()} ({platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()})"
     report["inner_products"] = {c["id"]: c["inner_products"] for c in report["combinations"]}

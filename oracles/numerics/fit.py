@@ -5,6 +5,7 @@ varied alone over a small range and the mismatch count is reported, so a reader 
 which values the recordings accept and which they reject::
 
     python -m oracles.numerics.fit /path/to/tensor-core-vectors/B200 sm_100a
+    python -m oracles.numerics.fit samples.npz sm_90a   # from device.measure_numerics --samples
 
 The sweep fits *behaviour* (a few structural parameters); it never looks at single vectors.
 """
@@ -16,12 +17,16 @@ import dataclasses
 import json
 import sys
 
-from .profiles import Datapath, Profile, get_profile
+import numpy as np
+
+from .model import inner_product
+from .profiles import Datapath, Profile, for_instruction, get_profile
 from .vectors import FOLDER_FORMATS, OUTPUTS, check_folder, find_folders
 
 #: Values tried for each parameter (the profile's own value is always included).
 CANDIDATES = {
     "align_frac_bits": [12, 13, 14, 18, 22, 23, 24, 25, 26, 27, 30, None],
+    "align_floor": [None, -149, -150, -152, -154, -156, -157, -158, -159, -160],
     "k_step": [2, 4, 8, 16, 32],
     "group_rounding": ["rz", "rne"],
     "c_entry": ["first_group", "final_add"],
@@ -84,12 +89,35 @@ def sweep(path: str, profile_name: str) -> list[dict]:
     return rows
 
 
+def sweep_samples(path: str, profile_name: str) -> list[dict]:
+    """The same sweep over the silicon samples that `python -m device.measure_numerics
+    --samples` keeps (arrays `<combination>/a|b|c|silicon`), per combination."""
+    from device.measure_numerics import COMBINATIONS
+
+    data = np.load(path)
+    rows = []
+    for c in COMBINATIONS:
+        if f"{c.id}/silicon" not in data.files:
+            continue
+        a, b, acc_in, silicon = (data[f"{c.id}/{x}"] for x in ("a", "b", "c", "silicon"))
+        base = get_profile(for_instruction(profile_name, c.family))
+        dp = base.datapath(c.in_fmt, c.acc)
+        results = {}
+        for label, variant in [("profile", dp), *_variants(dp, c.k)]:
+            prof = Profile(name=base.name, description="sweep", datapaths={(c.in_fmt, c.acc): variant})
+            got = inner_product(a, b, acc_in, c.in_fmt, c.acc, prof, saturate=c.saturate)
+            results[label] = int((got.view(silicon.dtype) != silicon).sum())
+        rows.append({"combination": c.id, "vectors": int(silicon.size), "mismatches": results})
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("path")
+    ap.add_argument("path", help="a folder of recorded vectors, or a measure_numerics samples file (.npz)")
     ap.add_argument("profile")
     args = ap.parse_args(argv)
-    json.dump(sweep(args.path, args.profile), sys.stdout, indent=1)
+    run = sweep_samples if args.path.endswith(".npz") else sweep
+    json.dump(run(args.path, args.profile), sys.stdout, indent=1)
     print()
     return 0
 

@@ -6,7 +6,8 @@ A *fused group* (the publishers' "block FMA") sums several exact terms at once:
    (for a product: the sum of the operands' exponent fields);
 2. the group's largest alignment exponent ``emax`` is found;
 3. every term is truncated toward zero (sign-magnitude) to a multiple of
-   ``2**(emax - frac_bits)``: only ``frac_bits`` bits below ``emax`` survive alignment;
+   ``2**max(emax - frac_bits, floor)``: only ``frac_bits`` bits below ``emax`` survive
+   alignment, and none below ``2**floor``;
 4. the truncated terms are added exactly (a wide fixed-point adder);
 5. the sum is normalised and rounded once (:func:`round_scaled`).
 
@@ -53,6 +54,7 @@ def fused_sum(
     frac_bits: int | None,
     *,
     width_hint: int = 0,
+    floor: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Aligned, truncated sum of the terms along the last axis.
 
@@ -63,7 +65,7 @@ def fused_sum(
 
     Returns ``(S, t)``: the signed integer sum per row (int64, or object for very wide
     exact rows) and the exponent ``t`` of its lowest bit, so that the group value is
-    ``S * 2**t``.
+    ``S * 2**t``.  ``floor`` (with ``frac_bits``) is the lowest grid exponent.
     """
     nonzero = mant != 0
     emax = np.max(np.where(nonzero, aexp, np.iinfo(np.int64).min // 4), axis=-1)
@@ -76,7 +78,7 @@ def fused_sum(
         t = np.where(any_nz, t, 0)
         width = emax - t + width_hint + carry
     else:
-        t = emax - frac_bits
+        t = emax - frac_bits if floor is None else np.maximum(emax - frac_bits, floor)
         width = np.full(emax.shape, frac_bits + width_hint + carry + 1)
     wide = width > _INT_LIMIT
     s = lsb - t[..., None]

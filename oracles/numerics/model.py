@@ -292,16 +292,19 @@ def _fast_dot(
         if run is not None:
             emax = np.maximum(emax, run.aexp.astype(np.int32))
         t = emax.astype(np.int64) - F
-        d = emax - ge  # >= 0; numpy shifts past the width give 0 / -1
+        d = emax - ge  # >= 0
         if wide:
             gm, d = gm.astype(np.int64), d.astype(np.int64)
+        if dp.align_floor is not None:
+            below = np.maximum(dp.align_floor - t, 0)  # the grid stops at 2**align_floor
+            t, d = t + below, d + below.astype(d.dtype)
         if A >= 0:
             x = gm << A
         else:
             x, d = gm, d - A
         # x / 2**d truncated toward zero: shift the magnitude, put the sign back.
         sgn = (x >> sign_shift) | 1
-        S = (sgn * ((x * sgn) >> d)).sum(axis=0, dtype=np.int64)
+        S = (sgn * ((x * sgn) >> np.minimum(d, sign_shift))).sum(axis=0, dtype=np.int64)  # a full-width shift leaves 0
         if run is not None:
             S = S + _acc_on_grid(run, t)
         return S, t
@@ -489,7 +492,7 @@ def _generic_dot(
 
     def group_sum(cols, run):
         return _group_sum(
-            pmant[:, cols], psign[:, cols], paexp[:, cols], pfrac, run, dp.align_frac_bits, width
+            pmant[:, cols], psign[:, cols], paexp[:, cols], pfrac, run, dp.align_frac_bits, width, dp.align_floor
         )
 
     def zero_sign(sel):
@@ -537,7 +540,7 @@ def _group_indices(k_step: int, ways: int, stride: int) -> list[np.ndarray]:
     return [k[(k // stride) % ways == g] for g in range(ways)]
 
 
-def _group_sum(pmant, psign, paexp, pfrac, acc: _Acc | None, frac_bits, width):
+def _group_sum(pmant, psign, paexp, pfrac, acc: _Acc | None, frac_bits, width, floor):
     """Assemble the terms of one fused group (products plus the accumulator) and sum them."""
     ms, ss, es, ls = [pmant], [psign], [paexp], [paexp - pfrac]
     if acc is not None:
@@ -546,7 +549,7 @@ def _group_sum(pmant, psign, paexp, pfrac, acc: _Acc | None, frac_bits, width):
         es.append(acc.aexp[:, None])
         ls.append(acc.aexp[:, None] - acc.frac)
     cat = (lambda xs: xs[0]) if len(ms) == 1 else (lambda xs: np.concatenate(xs, axis=1))
-    return fused_sum(cat(ms), cat(ss), cat(es), cat(ls), frac_bits, width_hint=width)
+    return fused_sum(cat(ms), cat(ss), cat(es), cat(ls), frac_bits, width_hint=width, floor=floor)
 
 
 def _note_overflow(state: np.ndarray, r, inf_seen: np.ndarray) -> np.ndarray:

@@ -34,6 +34,7 @@ PARAMETERS = (
     "split_ways",
     "split_stride",
     "align_frac_bits",
+    "align_floor",
     "group_precision",
     "group_rounding",
     "c_entry",
@@ -49,7 +50,9 @@ class Datapath:
     """Structural parameters of one (input format, accumulator format) datapath.
 
     ``k_step=None`` puts all K products in one group; ``align_frac_bits=None`` keeps every
-    bit (exact alignment); ``group_precision=None`` means the accumulator's precision.
+    bit (exact alignment); ``align_floor`` is the lowest exponent the alignment grid reaches
+    (the grid is ``2**max(emax - align_frac_bits, align_floor)``; None: no floor);
+    ``group_precision=None`` means the accumulator's precision.
     """
 
     instruction: str
@@ -57,6 +60,7 @@ class Datapath:
     split_ways: int
     split_stride: int
     align_frac_bits: int | None
+    align_floor: int | None
     group_precision: int | None
     group_rounding: Rounding
     c_entry: Literal["first_group", "final_add"]
@@ -128,7 +132,16 @@ class Profile:
         return out
 
 
+_NO_FLOOR = (
+    "none: no grid floor is modelled (the datapath's products and c do not reach a grid below "
+    "2**-149 in any measured or recorded vector)"
+)
+
+
 def _dp(values: dict, provenance: dict) -> Datapath:
+    """A datapath; `align_floor` defaults to none, with that provenance."""
+    values = {"align_floor": None, **values}
+    provenance = {"align_floor": _NO_FLOOR, **provenance}
     return Datapath(**values, provenance=provenance)
 
 
@@ -143,13 +156,21 @@ _SUBN_IN = (
     "subnormal inputs and reproduce"
 )
 _SUBN_OUT = (
-    "assumed gradual underflow (publishers' models: out_subnormals=1), rounded like normal "
-    "results; not exercised by the dev vectors. OPEN: on H100, bf16/tf32 -> f32 results in "
-    "the f32 subnormal range differ from this rule by one unit in about 1 in 10^6 random "
-    "inner products, neither truncation nor rounding to nearest at the subnormal grid "
-    "explains them (reports/numerics/h100-silicon.json)"
+    "gradual underflow, rounded like normal results (publishers' models: out_subnormals=1); "
+    "measured on H100 (reports/numerics/h100-subnormal-fit.json): bf16/tf32 -> f32 subnormal "
+    "results are the group's truncated sum on a grid floored at 2**-158 (align_floor); the B200 "
+    "dev vectors hold no subnormal result, so B200 is assumed alike"
 )
 _H100_SILICON = "reports/numerics/h100-silicon.json"
+#: The f32 groups align on a grid never finer than 2**-158, 9 bits below the binary32 subnormal
+#: unit: terms are truncated toward zero to max(2**(emax - 25), 2**-158).
+ALIGN_FLOOR_F32 = -158
+_FLOOR_H100 = (
+    "fitted on H100 silicon (reports/numerics/h100-subnormal-fit.json): the only floor that "
+    "reproduces all 3,044 sampled bf16/tf32 -> f32 subnormal results of mma.sync and wgmma "
+    "(-157 fails 2, -159 fails 93, no floor fails 306)"
+)
+_FLOOR_B200 = "assumed as fitted on H100 (the B200 recordings hold no result below 2**-126)"
 _ZERO_H100 = (
     "measured on H100 (reports/numerics/h100-silicon.json): every zero result is +0, in every "
     "float datapath of mma.sync and wgmma (exact zero sums of -0 terms, and sums rounding to zero)"
@@ -195,6 +216,7 @@ def _hmma_group(
             split_ways=1,
             split_stride=1,
             align_frac_bits=25,
+            align_floor=ALIGN_FLOOR_F32 if acc == "f32" else None,
             group_precision=None,
             group_rounding="rne" if acc == "f16" else "rz",
             c_entry="first_group",
@@ -210,6 +232,7 @@ def _hmma_group(
             "products fail",
             "split_stride": "unused with split_ways=1",
             "align_frac_bits": fitted_f,
+            "align_floor": (_FLOOR_H100 if gpu == "H100" else _FLOOR_B200) if acc == "f32" else _NO_FLOOR,
             "group_precision": (
                 "accumulator precision (24 for f32, 11 for f16); fitted: 13-15 bits give "
                 "~950-2500 mismatches; f16 results are rounded directly from the aligned sum "

@@ -266,7 +266,7 @@ def datapath_reference(a_row, b_row, c_bits: int, in_fmt, acc_fmt, datapath: Dat
             idx = [step + k for k in range(k_step) if (k // dp.split_stride) % dp.split_ways == g]
             enter(([c_val] if step == 0 and g == 0 and dp.c_entry == "first_group" else []) + [prods[k][0] for k in idx])
             terms = [(finite(prods[k][0]), prods[k][1]) for k in idx] + [run]
-            s = _aligned_sum(terms, dp.align_frac_bits)
+            s = _aligned_sum(terms, dp.align_frac_bits, dp.align_floor)
             r, over = round_fraction(
                 s, p_g, emin, facc.emax, _max_sig(facc, p_g), dp.group_rounding
             )
@@ -319,12 +319,13 @@ def _exp_field(v: Fraction, emin: int) -> int | None:
     return e
 
 
-def _aligned_sum(terms, frac_bits: int | None) -> Fraction:
-    """Sum after truncating every term toward zero to a multiple of 2**(emax - frac_bits)."""
+def _aligned_sum(terms, frac_bits: int | None, floor: int | None = None) -> Fraction:
+    """Sum after truncating every term toward zero to a multiple of
+    2**max(emax - frac_bits, floor)."""
     exps = [e for v, e in terms if v != 0 and e is not None]
     if not exps:
         return Fraction(0)
     if frac_bits is None:
         return sum((v for v, _ in terms), Fraction(0))
-    grid = Fraction(2) ** (max(exps) - frac_bits)
+    grid = Fraction(2) ** max(max(exps) - frac_bits, -(10**9) if floor is None else floor)
     return sum((math.trunc(v / grid) * grid for v, _ in terms), Fraction(0))
