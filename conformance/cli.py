@@ -118,7 +118,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if journal is not None:
             journal.close()
     command = ["tcgen05-conformance", *sys.argv[1:]]
-    summary = runner.summary(outcome, args.seed, args.examples, time.perf_counter() - started, command)
+    summary = runner.summary(outcome, args.seed, args.examples, time.perf_counter() - started, command, args.profile)
     results = {
         name: [dict(case_id=r.case_id, status=r.status, detail=r.detail, label=p.label)
                for p, r in zip(programs, rs)]

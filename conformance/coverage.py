@@ -1,17 +1,19 @@
 """Coverage of a run: Table 39 classes, Hopper programs, and the options of each tcgen05.mma (descriptor modes,
 operand sources, qualifiers, predicates) as `name=value` labels over a known universe, so a
-report can list what a run never exercised."""
+report can list what a run never exercised; and heat maps (kind x shape, option x kind, Hopper
+instruction x A type) counting the cases, and the failing cases, of each cell."""
 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Callable, Collection, Iterable, Sequence
 
 from conformance.encoding import idesc as idesc_codec
 from conformance.encoding import sdesc as sdesc_codec
 from conformance.encoding import taddr as taddr_codec
-from conformance.instructions import Tcgen05Mma
-from conformance.isa import mma
+from conformance.instructions import MmaSp, Tcgen05Mma, WgmmaMma
+from conformance.isa import hopper, mma
 from conformance.isa.swizzle import SWIZZLE_MODES
 from conformance.program import Program
 
@@ -94,8 +96,9 @@ def shape_class_of(op: object) -> str | None:
     return c.id if c else None
 
 
-def coverage(programs: Sequence[Program]) -> dict:
-    """Table 39 classes hit, Hopper programs, and the MMA options."""
+def coverage(programs: Sequence[Program], failing: Collection[str] = ()) -> dict:
+    """Table 39 classes hit, Hopper programs, the MMA options, and the heat maps (`failing`: the
+    case ids that failed or errored on some backend)."""
     per_class = Counter(c for p in programs for c in map(shape_class_of, p.ops) if c)
     hopper = Counter(op.OP for p in programs for op in p.ops if op.OP in ("wgmma.mma_async", "mma.sp"))
     total = [c.id for c in mma.SHAPE_CLASSES]
@@ -106,4 +109,141 @@ def coverage(programs: Sequence[Program]) -> dict:
         "per_class": {c: per_class[c] for c in total},
         "hopper_programs": dict(hopper),
         **option_coverage(programs),
+        "heat_maps": {name: heat_map(axes, programs, failing) for name, axes in HEAT_MAPS.items()},
     }
+
+
+# --- heat maps -------------------------------------------------------------------------------
+
+
+def shape_column(c: mma.ShapeClass) -> str:
+    """A Table 39 class's shape family without its kind: .ws, sparsity, cta_group and M; K only
+    where the kind and sparsity leave it open (K = 96, sm_103a)."""
+    parts = ("ws" if c.ws else None, "sp" if c.sparse else "dense", f"cta{c.cta_group}", f"m{c.m}", "k96" if c.k == 96 else None)
+    return ".".join(p for p in parts if p)
+
+
+_CLASS_CELLS = {(c.kind, shape_column(c)) for c in mma.SHAPE_CLASSES}
+SHAPE_COLUMNS: tuple[str, ...] = tuple(
+    shape_column(c) for c in sorted({(c.ws, c.sparse, c.cta_group, c.m, c.k == 96): c for c in mma.SHAPE_CLASSES}.values(),
+                                    key=lambda c: (c.ws, c.sparse, c.cta_group, c.m, c.k == 96)))
+
+
+def _class_cells(p: Program) -> set[tuple[str, str]]:
+    return {(c.kind, shape_column(c)) for c in map(mma.SHAPE_CLASS_BY_ID.get, map(shape_class_of, p.ops)) if c}
+
+
+def option_applies(label: str, kind: str) -> bool:
+    """Whether an option label can occur with an MMA kind (PTX ISA 9.7.16.10: Table 49 transpose and
+    negate, Tables 54/55 scale vectors, sparsity selectors, the .ws and .ashift syntax, the data-path layouts of the
+    kind's Table 39 classes); labels not restricted by kind apply to all."""
+    name, value = label.split("=", 1)
+    vectors = [sv for sv in mma.SCALE_VECTORS if sv.kind == kind]
+    layouts = [mma.data_path_layout(c.m, c.cta_group, c.sparse, c.ws) for c in mma.SHAPE_CLASSES if c.kind == kind]
+    if name == "kind":
+        return value == kind
+    if name == "scale_vec":
+        return value.startswith(f"{kind}.")
+    if name == "scale_type":
+        return any(value in sv.scale_types for sv in vectors)
+    if name == "sf_id":
+        return any(int(value) in sv.sf_ids for sv in vectors)
+    if name == "saturate":
+        return kind == "i8"
+    if name == "sparse_selector":
+        return int(value) in mma.SPARSITY_SELECTORS.get(kind, (0,))
+    if name in ("a.major", "b.major") and value == "MN":
+        return mma.TRANSPOSE_SUPPORTED[kind]
+    if name in ("negate_a", "negate_b") and value == "True":
+        return mma.NEGATE_SUPPORTED[kind]
+    if name == "scale_input_d" and value == "True":
+        return kind in mma.SCALE_INPUT_D_KINDS
+    if name == "ashift" and value == "True":
+        return kind not in mma.BLOCK_SCALED_KINDS
+    if name == "collector" and value.startswith("b"):
+        return kind in mma.WS_KINDS
+    if name == "layout":
+        return any(layout.layout == value for layout in layouts)
+    if name == "lane_alignment":
+        return any(int(value) in layout.lane_alignments for layout in layouts)
+    return True
+
+
+def _option_cells(p: Program) -> set[tuple[str, str]]:
+    return {(label, op.kind) for op in p.ops if isinstance(op, Tcgen05Mma) for label in mma_options(op)
+            if not label.startswith("kind=")}
+
+
+HOPPER_ROWS = ("wgmma.mma_async", "wgmma.mma_async.sp", "mma.sp")
+HOPPER_A_TYPES: tuple[str, ...] = tuple(dict.fromkeys(
+    [t for w in hopper.WGMMA_TYPES.values() for t in w.types] + [t for s in hopper.MMA_SP_SHAPES.values() for t in s.types]))
+
+
+def hopper_row(op: object) -> str | None:
+    """The Hopper heat-map row of an instruction: wgmma dense or sparse, or mma.sp; None for others."""
+    if isinstance(op, WgmmaMma):
+        return "wgmma.mma_async.sp" if op.sparse else "wgmma.mma_async"
+    return "mma.sp" if isinstance(op, MmaSp) else None
+
+
+def _hopper_applies(row: str, atype: str) -> bool:
+    return (hopper.mma_sp_family(atype) if row == "mma.sp" else hopper.wgmma_type_family(atype)) is not None
+
+
+def _hopper_cells(p: Program) -> set[tuple[str, str]]:
+    return {(row, op.atype) for op in p.ops if (row := hopper_row(op))}
+
+
+@dataclass(frozen=True)
+class HeatMapAxes:
+    """What one heat map counts: its rows and columns, whether the ISA allows a cell at all, and
+    the cells one program exercises."""
+
+    title: str
+    row_axis: str
+    column_axis: str
+    rows: tuple[str, ...]
+    columns: tuple[str, ...]
+    applies: Callable[[str, str], bool]
+    cells: Callable[[Program], set[tuple[str, str]]]
+
+
+HEAT_MAPS: dict[str, HeatMapAxes] = {
+    "class": HeatMapAxes("tcgen05.mma: kind x shape (Table 39 classes)", "kind", "shape", mma.KINDS, SHAPE_COLUMNS,
+                         lambda kind, shape: (kind, shape) in _CLASS_CELLS, _class_cells),
+    "option": HeatMapAxes("tcgen05.mma: option x kind", "option", "kind",
+                          tuple(o for o in OPTION_UNIVERSE if not o.startswith("kind=")), mma.KINDS, option_applies, _option_cells),
+    "hopper": HeatMapAxes("Hopper: instruction x A type", "instruction", "A type", HOPPER_ROWS, HOPPER_A_TYPES,
+                          _hopper_applies, _hopper_cells),
+}
+
+
+def heat_map(axes: HeatMapAxes, programs: Sequence[Program], failing: Collection[str] = ()) -> dict:
+    """Per cell: the cases (programs) exercising it at least once, those of them that failed or
+    errored on some backend, and whether the ISA allows the cell (a case in a cell the ISA does
+    not allow is still counted, so that it shows)."""
+    failing = set(failing)
+    cases, failed = Counter(), Counter()
+    for p in programs:
+        cells = axes.cells(p)
+        cases.update(cells)
+        if failing and p.case_id in failing:  # a case id costs a serialisation: only asked when some case failed
+            failed.update(cells)
+    return {
+        "title": axes.title, "row_axis": axes.row_axis, "column_axis": axes.column_axis,
+        "rows": list(axes.rows), "columns": list(axes.columns),
+        "cases": [[cases[r, c] for c in axes.columns] for r in axes.rows],
+        "failed": [[failed[r, c] for c in axes.columns] for r in axes.rows],
+        "applicable": [[axes.applies(r, c) for c in axes.columns] for r in axes.rows],
+    }
+
+
+def instruction_classes(p: Program) -> list[str]:
+    """What a program's MMAs are, for a failure listing: Table 39 class ids, and Hopper rows with the A type."""
+    labels = []
+    for op in p.ops:
+        if c := shape_class_of(op):
+            labels.append(c)
+        elif row := hopper_row(op):
+            labels.append(f"{row} {op.atype}")
+    return labels

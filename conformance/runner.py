@@ -6,17 +6,19 @@ from __future__ import annotations
 
 import os
 import platform
+import subprocess
 import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Sequence
 
 from hypothesis import strategies as st
 
 from conformance import __version__
 from conformance.backends.base import ERROR, FAIL, PASS, Backend, CaseResult
-from conformance.coverage import OPTION_UNIVERSE, coverage, mma_options, option_counts
+from conformance.coverage import OPTION_UNIVERSE, coverage, instruction_classes, mma_options, option_counts
 from conformance.isa import mma
 from conformance.journal import Journal
 from conformance.program import Program, dumps
@@ -171,25 +173,54 @@ def _run_backend(name: str, backend: Backend, programs: list[Program], profile: 
     return [results[p.case_id] for p in programs]
 
 
-def summary(outcome: RunOutcome, seed: int, examples: int, duration: float, command: list[str]) -> dict:
+SUMMARY_SCHEMA = "tcgen05-conformance/summary/2"
+
+
+def source_revision() -> dict | None:
+    """The git commit this code was run from and whether its checkout had local changes; None
+    outside a git checkout."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        commit = subprocess.run(["git", "-C", here, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=30)
+        status = subprocess.run(["git", "-C", here, "status", "--porcelain", "--untracked-files=no"],
+                                capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if commit.returncode or status.returncode:
+        return None
+    return {"commit": commit.stdout.strip(), "dirty": bool(status.stdout.strip())}
+
+
+def summary(outcome: RunOutcome, seed: int, examples: int, duration: float, command: list[str],
+            profile: str | None = None) -> dict:
+    """The run's summary.json: the documented fields (cases, per-backend counts, coverage, seed,
+    duration), and for trend tracking the schema, source revision, finishing time, totals,
+    coverage heat maps and every failure with its decoded first mismatches (`data["diff"]`)."""
     failures = []
     for name, results in outcome.results.items():
         for p, r in zip(outcome.programs, results):
             if r.status in (FAIL, ERROR):
                 failures.append({"backend": name, "case_id": r.case_id, "status": r.status,
-                                 "label": p.label, "detail": r.detail,
+                                 "label": p.label, "classes": instruction_classes(p), "detail": r.detail,
+                                 "diff": r.data.get("diff"),
                                  "replay": f"tcgen05-conformance replay cases/{r.case_id}.json --backend {name}"})
+    backends = {n: vars(s) for n, s in outcome.summaries.items()}
     return {
+        "schema": SUMMARY_SCHEMA,
         "tool": "tcgen05-conformance",
         "version": __version__,
+        "source": source_revision(),
         "command": " ".join(command),
         "machine": f"{platform.node()} ({platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()})",
+        "finished_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "seed": seed,
         "examples": examples,
+        "profile": profile,
         "cases": len(outcome.programs),
         "duration_s": round(duration, 3),
-        "backends": {n: vars(s) for n, s in outcome.summaries.items()},
-        "coverage": coverage(outcome.programs),
+        "backends": backends,
+        "totals": {k: sum(b[k] for b in backends.values()) for k in ("ran", "passed", "failed", "errors", "skipped")},
+        "coverage": coverage(outcome.programs, {f["case_id"] for f in failures}),
         "failures": failures,
     }
 

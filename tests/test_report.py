@@ -1,0 +1,263 @@
+"""Reports: the coverage heat maps against counts taken independently from the programs, and a
+run with a planted failing backend whose decoded first mismatch, recomputed here from the
+oracle, must appear in summary.json, report.md, report.html and junit.xml; the HTML page is
+well-formed and self-contained, and what headless Chromium shows of it matches summary.json."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import struct
+import xml.etree.ElementTree as ET
+from collections import Counter
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import strategies as st
+
+from conformance.cli import main
+from conformance.coverage import coverage
+from conformance.encoding import idesc, taddr
+from conformance.instructions import MmaSp, Tcgen05Mma, WgmmaMma
+from conformance.isa import mma
+from conformance.program import load
+from conformance.report import junit
+from conformance.runner import BLACKWELL_TARGETS, generate_programs
+from generators.programs import hopper_programs, tcgen05_programs
+from generators.sampling import draw_examples
+from oracles.execute import run as oracle_run
+from tests.fault_backends import PERTURBED_BIT
+
+PERTURBED = "tests.fault_backends:Perturbed"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def programs():
+    """Programs of every kind, Hopper ones among them: the first 30 Table 39 classes, 60 random tcgen05 and 20 Hopper programs."""
+    mixed = st.sampled_from(BLACKWELL_TARGETS).flatmap(tcgen05_programs)
+    return generate_programs(30, 2) + draw_examples(mixed, 60, 7) + draw_examples(hopper_programs(), 20, 8)
+
+
+def _matrix(hm: dict, key: str) -> dict[tuple[str, str], int]:
+    return {(r, c): hm[key][i][j] for i, r in enumerate(hm["rows"]) for j, c in enumerate(hm["columns"])}
+
+
+def _shape_column(op: Tcgen05Mma) -> str:
+    """The heat map's column for an MMA, spelled here from the instruction's own fields."""
+    d = idesc.decode(op.kind, op.idesc)
+    return f"{'ws.' if op.ws else ''}{'sp' if op.sparse else 'dense'}.cta{op.cta_group}.m{d.m}{'.k96' if d.k96 else ''}"
+
+
+def test_class_heat_map_counts_equal_a_count_from_the_instructions(programs):
+    failing = {p.case_id for p in programs[::3]}
+    hm = coverage(programs, failing)["heat_maps"]["class"]
+    cases, failed = Counter(), Counter()
+    for p in programs:
+        for cell in {(op.kind, _shape_column(op)) for op in p.ops if isinstance(op, Tcgen05Mma)}:
+            cases[cell] += 1
+            failed[cell] += p.case_id in failing
+    assert sum(cases.values()) == sum(1 for p in programs if any(isinstance(op, Tcgen05Mma) for op in p.ops))
+    assert _matrix(hm, "cases") == {cell: cases[cell] for cell in _matrix(hm, "cases")}
+    assert _matrix(hm, "failed") == {cell: failed[cell] for cell in _matrix(hm, "failed")}
+    assert set(cases) <= set(_matrix(hm, "cases"))  # no instruction fell outside the map
+    applicable = _matrix(hm, "applicable")
+    assert sum(applicable.values()) == len(mma.SHAPE_CLASSES)  # one allowed cell per Table 39 class
+    assert all(applicable[cell] for cell in cases)
+
+
+def test_hopper_heat_map_counts_equal_a_count_from_the_instructions(programs):
+    hm = coverage(programs)["heat_maps"]["hopper"]
+    cases = Counter()
+    for p in programs:
+        for op in p.ops:
+            if isinstance(op, WgmmaMma):
+                cases["wgmma.mma_async.sp" if op.sparse else "wgmma.mma_async", op.atype] += 1
+            elif isinstance(op, MmaSp):
+                cases["mma.sp", op.atype] += 1
+    assert sum(cases.values()) == 20
+    assert _matrix(hm, "cases") == {cell: cases[cell] for cell in _matrix(hm, "cases")}
+    assert all(_matrix(hm, "applicable")[cell] for cell in cases)
+    assert not any(sum(row) for row in hm["failed"])
+
+
+@pytest.mark.parametrize("family", ["a.source", "enable_input_d", "negate_b", "collector", "layout", "lane_alignment"])
+def test_each_option_family_partitions_a_kinds_cases(programs, family):
+    """Every MMA has exactly one value of these options, so per kind their cells add up to the kind's
+    row of the class map (one MMA per program); and no case lands in a cell the ISA does not allow."""
+    maps = coverage(programs)["heat_maps"]
+    per_kind = {kind: sum(row) for kind, row in zip(maps["class"]["rows"], maps["class"]["cases"])}
+    options = maps["option"]
+    for j, kind in enumerate(options["columns"]):
+        total = sum(options["cases"][i][j] for i, row in enumerate(options["rows"]) if row.split("=")[0] == family)
+        assert total == per_kind[kind], (family, kind)
+    assert not any(n and not ok for ns, oks in zip(options["cases"], options["applicable"]) for n, ok in zip(ns, oks))
+
+
+# --- a run with a planted failing backend ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def failing_run(tmp_path_factory):
+    """A 20-case run (the first 20 Table 39 classes: 14 f16, 6 tf32) on the oracle and on a backend
+    that flips bit 22 of the first D word of every tf32 MMA."""
+    out = tmp_path_factory.mktemp("failing-run")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PERTURBED_KINDS", "tf32")
+        status = main(["run", "--backend", PERTURBED, "--backend", "oracle", "--examples", "20", "--report-dir", str(out)])
+    return status, out, json.loads((out / "summary.json").read_text())
+
+
+def _expected_first_mismatch(path: Path) -> dict:
+    """The planted mismatch of a failing case, recomputed from its program and the oracle."""
+    p = load(str(path))
+    [op] = [op for op in p.ops if isinstance(op, Tcgen05Mma)]
+    lane, column = taddr.decode(op.d_tmem)
+    word = int(oracle_run(p).tmem[0, lane, column])
+    return {"where": f"tmem lane {lane} column {column}", "expected_bits": word, "actual_bits": word ^ (1 << PERTURBED_BIT)}
+
+
+def test_a_failing_backend_fails_the_run_and_its_cases_carry_the_decoded_diff(failing_run):
+    status, out, s = failing_run
+    assert status == 1
+    tf32 = [c.id for c in mma.SHAPE_CLASSES[:20] if c.kind == "tf32"]
+    assert sorted(f["label"] for f in s["failures"]) == sorted(tf32) and len(tf32) == 6
+    assert s["backends"][PERTURBED]["failed"] == 6 and s["backends"]["oracle"]["passed"] == 20
+    assert s["totals"] == {"ran": 40, "passed": 34, "failed": 6, "errors": 0, "skipped": 0}
+    for f in s["failures"]:
+        want = _expected_first_mismatch(out / "cases" / f"{f['case_id']}.json")
+        [m] = f["diff"]["first"]
+        assert (m["place"], m["cta"], m["expected_bits"], m["actual_bits"]) == ("tmem", 0, want["expected_bits"], want["actual_bits"])
+        assert f"tmem lane {m['row']} column {m['column']}" == want["where"]
+        assert m["element"] == "D f32"  # tf32 MMAs accumulate in f32 (Table 39)
+        for text, bits in ((m["expected"], m["expected_bits"]), (m["actual"], m["actual_bits"])):
+            assert np.float32(float(text)) == np.array([bits], dtype=np.uint32).view(np.float32)[0]
+        assert f["classes"] == [f["label"]]
+
+
+def test_the_class_heat_map_marks_exactly_the_failing_cells(failing_run):
+    _, _, s = failing_run
+    hm = s["coverage"]["heat_maps"]["class"]
+    failing_cells = {(r, c) for (r, c), n in _matrix(hm, "failed").items() if n}
+    assert failing_cells == {("tf32", c) for (r, c), n in _matrix(hm, "cases").items() if r == "tf32" and n}
+    assert len(failing_cells) == 6
+
+
+def test_markdown_shows_each_failures_decoded_mismatch_and_replay(failing_run):
+    _, out, s = failing_run
+    md = (out / "report.md").read_text()
+    for f in s["failures"]:
+        want = _expected_first_mismatch(out / "cases" / f"{f['case_id']}.json")
+        m = f["diff"]["first"][0]
+        row = f"| {want['where']} | D f32 | {m['expected']} | {want['expected_bits']:#010x} | {m['actual']} | {want['actual_bits']:#010x} |"
+        assert row in re.sub(r" +", " ", md)
+        assert f"`tcgen05-conformance replay cases/{f['case_id']}.json --backend {PERTURBED}`" in md
+    assert "## Failures (6)" in md
+
+
+def test_junit_has_one_suite_per_backend_with_the_summary_counts_and_the_decoded_mismatch(failing_run):
+    _, out, s = failing_run
+    root = ET.parse(out / "junit.xml").getroot()
+    suites = {suite.get("name"): suite for suite in root.iter("testsuite")}
+    assert sorted(suites) == sorted(s["backends"])
+    for name, suite in suites.items():
+        b = s["backends"][name]
+        cases = suite.findall("testcase")
+        counted = {k: sum(1 for c in cases if c.find(k) is not None) for k in ("failure", "error", "skipped")}
+        assert int(suite.get("tests")) == len(cases) == s["cases"]
+        assert (int(suite.get("failures")), int(suite.get("errors")), int(suite.get("skipped"))) == (b["failed"], b["errors"], b["skipped"])
+        assert (counted["failure"], counted["error"], counted["skipped"]) == (b["failed"], b["errors"], b["skipped"])
+    assert int(root.get("failures")) == s["totals"]["failed"] == 6
+    for f in s["failures"]:
+        want = _expected_first_mismatch(out / "cases" / f"{f['case_id']}.json")
+        [case] = [c for c in suites[PERTURBED].findall("testcase") if c.get("name").endswith(f["case_id"])]
+        failure = case.find("failure")
+        for text in (failure.get("message"), failure.text):
+            assert want["where"] in text and f"{want['expected_bits']:#010x}" in text and f"{want['actual_bits']:#010x}" in text
+        assert f["replay"] in failure.text
+
+
+def test_junit_stays_valid_xml_with_control_characters_in_a_detail(failing_run):
+    _, _, s = failing_run
+    s = json.loads(json.dumps(s))
+    f = s["failures"][0]
+    f["detail"], f["diff"] = "colour \x1b[31mred\x1b[0m & <tag> \ud800", None
+    results = {f["backend"]: [{"case_id": f["case_id"], "status": "fail", "detail": f["detail"], "label": f["label"]}]}
+    failure = ET.fromstring(junit(s, results)).find("testsuite/testcase/failure")
+    assert failure.get("message") == "colour \ufffd[31mred\ufffd[0m & <tag> \ufffd"
+
+
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+
+class TagBalance(HTMLParser):
+    """Fails on an end tag that does not close the innermost open element."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.open: list[str] = []
+        self.problems: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag not in VOID:
+            self.open.append(tag)
+
+    def handle_startendtag(self, tag, attrs):
+        pass
+
+    def handle_endtag(self, tag):
+        if not self.open or self.open.pop() != tag:
+            self.problems.append(f"</{tag}> at {self.getpos()}")
+
+
+def test_html_is_well_formed_self_contained_and_shows_the_decoded_mismatches(failing_run):
+    _, out, s = failing_run
+    page = (out / "report.html").read_text()
+    balance = TagBalance()
+    balance.feed(page)
+    balance.close()
+    assert balance.problems == [] and balance.open == []
+    assert page.startswith("<!doctype html>")
+    for external in ("http://", "https://", "<script", "<link", " src=", " href=", "url(", "@import"):
+        assert external not in page, external
+    for f in s["failures"]:
+        want = _expected_first_mismatch(out / "cases" / f"{f['case_id']}.json")
+        block = page[page.index(f'data-case="{f["case_id"]}"'):]
+        block = block[:block.index("</div>")]
+        m = f["diff"]["first"][0]
+        cells = [want["where"], "D f32", m["expected"], f"{want['expected_bits']:#010x}", m["actual"], f"{want['actual_bits']:#010x}"]
+        assert "<tr>" + "".join(f'<td>{c}</td>' for c in cells) + "</tr>" in block
+        assert f"tcgen05-conformance replay cases/{f['case_id']}.json --backend {PERTURBED}" in block
+
+
+def _screenshot_module():
+    spec = importlib.util.spec_from_file_location("screenshot_report", ROOT / "docs" / "screenshot_report.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_headless_chromium_renders_the_report_and_shows_the_summarys_numbers(failing_run, tmp_path):
+    shot = _screenshot_module()
+    browser = shot.find_chromium()
+    if browser is None:
+        pytest.skip("no Chromium on this machine (apt-get install chromium, or set CHROMIUM=/path/to/chrome)")
+    _, out, s = failing_run
+    png = tmp_path / "report.png"
+    shot.screenshot(browser, out / "report.html", png, (1200, 900))
+    header = png.read_bytes()[:24]
+    assert header[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", header[16:24]) == (1200, 900)
+    dom = shot.rendered_dom(browser, out / "report.html")
+    assert shot.disagreements(s, dom) == []
+    # The check can fail: a summary that says otherwise disagrees exactly where it was changed.
+    changed = json.loads(json.dumps(s))
+    changed["cases"] += 1
+    changed["backends"]["oracle"]["passed"] -= 1
+    changed["coverage"]["heat_maps"]["class"]["cases"][1][0] += 1
+    problems = shot.disagreements(changed, dom)
+    assert len(problems) == 4  # cases, the oracle's passed count, the totals' passed count, one heat-map cell
+    assert {p.split(":")[0] for p in problems} == {"cases", "backends.oracle.passed", "totals.passed",
+                                                  f"heat map class [tf32, {changed['coverage']['heat_maps']['class']['columns'][0]}]"}
