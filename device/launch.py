@@ -1,6 +1,12 @@
-"""The launch path: compile PTX to a cubin with nvJitLink, load it, launch kernels and move arrays
-in bulk, through cuda-python (`cuda.core` for linking, loading, allocation and launches; the
-driver API of `cuda.bindings` for host <-> device copies)."""
+"""The launch path: compile PTX to a cubin with nvJitLink, load it, launch kernels (in clusters,
+with more than 48 KiB of dynamic shared memory where asked) and move arrays in bulk, through
+cuda-python (`cuda.core` for linking, loading, allocation and launches; the driver API of
+`cuda.bindings` for host <-> device copies and kernel attributes).
+
+A device fault (illegal instruction, misaligned address, trap) ends CUDA for the whole process:
+the driver refuses every later call, a reset primary context included (on an H100, driver 580,
+cuDevicePrimaryCtxRetain after cuDevicePrimaryCtxReset returns CUDA_ERROR_LAUNCH_FAILED). Code
+that must survive a faulting kernel runs it in a process of its own (`device.gpu_worker`)."""
 
 from __future__ import annotations
 
@@ -8,6 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+DEFAULT_SHARED_LIMIT = 48 * 1024  # dynamic shared memory a kernel may use without opting in
 
 
 class GpuUnavailable(RuntimeError):
@@ -41,7 +49,8 @@ class Gpu:
             self.device = Device(ordinal)
             self.device.set_current()
         except Exception as e:  # ImportError, no driver, no device: all mean "cannot run here"
-            raise GpuUnavailable(f"no CUDA GPU {ordinal} usable through cuda.core: {type(e).__name__}: {e}") from None
+            cause = " ".join(f"{type(e).__name__}: {e}".split())
+            raise GpuUnavailable(f"no CUDA device: GPU {ordinal} is not usable through cuda.core ({cause})") from None
         self.stream = self.device.create_stream()
 
     @property
@@ -49,9 +58,15 @@ class Gpu:
         return self.device.name
 
     @property
+    def compute_capability(self) -> tuple[int, int]:
+        """(major, minor), e.g. (9, 0) for an H100."""
+        major, minor = self.device.compute_capability
+        return int(major), int(minor)
+
+    @property
     def arch(self) -> str:
         """The compute capability as an architecture name, e.g. "sm_90"."""
-        major, minor = self.device.compute_capability
+        major, minor = self.compute_capability
         return f"sm_{major}{minor}"
 
     def load(self, ptx: str, arch: str):
@@ -85,12 +100,23 @@ class Gpu:
             _check(driver.cuMemcpyDtoH(out.ctypes.data, int(array.buffer.handle), out.nbytes))
         return out
 
-    def launch(self, kernel, grid: int, block: int, shared_bytes: int, *args) -> None:
-        """Launch on this GPU's stream; DeviceArray arguments pass their buffers."""
+    def launch(self, kernel, grid: int, block: int, shared_bytes: int, *args, cluster: int | None = None) -> None:
+        """Launch `grid` CTAs of `block` threads on this GPU's stream, in clusters of `cluster`
+        CTAs when given (`grid` a multiple of it); DeviceArray arguments pass their buffers. Above
+        48 KiB of dynamic shared memory the kernel's limit is raised to `shared_bytes` first."""
+        from cuda.bindings import driver
         from cuda.core import LaunchConfig, launch
 
+        if cluster and grid % cluster:
+            raise ValueError(f"a grid of {grid} CTAs is not a whole number of clusters of {cluster}")
+        if shared_bytes > DEFAULT_SHARED_LIMIT:
+            attribute = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+            _check(driver.cuKernelSetAttribute(attribute, shared_bytes, kernel.handle, self.device.device_id))
         values = [a.buffer if isinstance(a, DeviceArray) else a for a in args]
-        launch(self.stream, LaunchConfig(grid=grid, block=block, shmem_size=shared_bytes), kernel, *values)
+        # with a cluster, cuda.core counts the grid in clusters
+        config = (LaunchConfig(grid=grid // cluster, cluster=cluster, block=block, shmem_size=shared_bytes) if cluster
+                  else LaunchConfig(grid=grid, block=block, shmem_size=shared_bytes))
+        launch(self.stream, config, kernel, *values)
 
     def sync(self) -> None:
         self.stream.sync()

@@ -42,13 +42,14 @@ class Backend(Protocol):
 
 
 def _registry() -> dict[str, Callable[..., Backend]]:
+    from conformance.backends.blackwell import BlackwellBackend
     from conformance.backends.oracle import OracleBackend
     from conformance.backends.ptxas import PtxasBackend
 
-    return {"oracle": OracleBackend, "ptxas": lambda profile=None: PtxasBackend()}
+    return {"oracle": OracleBackend, "ptxas": lambda profile=None: PtxasBackend(), "blackwell": BlackwellBackend}
 
 
-BACKENDS = ("oracle", "ptxas")
+BACKENDS = ("oracle", "ptxas", "blackwell")
 DEFAULT_BACKENDS = ("oracle", "ptxas")
 
 
