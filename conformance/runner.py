@@ -4,6 +4,7 @@ as JSON for `replay`."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import subprocess
@@ -12,7 +13,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from hypothesis import strategies as st
 
@@ -39,10 +40,41 @@ def target_for_class(c: mma.ShapeClass) -> str:
     raise ValueError(f"no target supports {c.id}")
 
 
+@contextlib.contextmanager
+def _seed_only_draws() -> Iterator[None]:
+    """Hypothesis (6.131 on) mixes into its draws constants read from the source of every local
+    module imported so far (`providers._get_local_constants`, a private hook), so one seed gave
+    other programs to `run` and to `export`, which import different modules before drawing. The
+    hook is pinned to no constants while programs are drawn; a Hypothesis without it is left as is."""
+    try:
+        from hypothesis.internal.conjecture import providers
+        from hypothesis.internal.constants_ast import Constants
+    except ImportError:
+        yield
+        return
+    original = getattr(providers, "_get_local_constants", None)
+    if original is None:
+        yield
+        return
+    none = Constants()
+    providers._get_local_constants = lambda: none
+    providers.CONSTANTS_CACHE.cache.clear()
+    try:
+        yield
+    finally:
+        providers._get_local_constants = original
+        providers.CONSTANTS_CACHE.cache.clear()
+
+
 def generate_programs(examples: int, seed: int) -> list[Program]:
     """`examples` programs: one per Table 39 class first, then one for each MMA option those
     miss (coverage), then random ones, a share of them Hopper (wgmma / mma.sp on sm_90a). The
-    same seed gives the same list."""
+    same seed gives the same list, whatever the command imported before."""
+    with _seed_only_draws():
+        return _draw_programs(examples, seed)
+
+
+def _draw_programs(examples: int, seed: int) -> list[Program]:
     classes = list(mma.SHAPE_CLASSES)
     programs = [
         draw_examples(tcgen05_programs(target_for_class(c), c), 1, seed + k)[0]
