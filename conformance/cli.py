@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from dataclasses import asdict
@@ -158,6 +159,24 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return worst
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    from conformance import runner
+    from conformance.export import INDEX_FILE, export
+
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise UsageError(f"--out {args.out}: exists and is not a directory")
+    programs = runner.generate_programs(args.examples, args.seed)
+    facts = {"command": " ".join(["tcgen05-conformance", *sys.argv[1:]]), "seed": args.seed, "examples": args.examples}
+    try:
+        os.makedirs(args.out, exist_ok=True)
+        index = export(programs, args.out, args.profile, facts)
+    except OSError as e:
+        raise UsageError(f"--out {args.out}: cannot write ({e.strerror}: {e.filename})") from None
+    print(f"exported {index['exported']} cases with their expected states, {index['skipped']} skipped "
+          f"(no expected state); index: {os.path.join(args.out, INDEX_FILE)}")
+    return EXIT_OK
+
+
 def cmd_vectors(args: argparse.Namespace) -> int:
     from oracles.numerics import VectorFileError, check_vectors
 
@@ -256,6 +275,15 @@ def parser() -> argparse.ArgumentParser:
     ben.add_argument("--batch", type=int, default=100_000, help="inner products per timed batch")
     ben.add_argument("--json", action="store_true")
     ben.set_defaults(func=cmd_bench)
+
+    exp = sub.add_parser("export", help="write the programs of a run with their expected states, as files for simulators "
+                                        "(docs/simulators.md)")
+    exp.add_argument("--examples", type=int, default=200, help="programs to generate, as for run (default 200)")
+    exp.add_argument("--seed", type=int, default=0, help="generation seed, as for run (default 0)")
+    exp.add_argument("--profile", default="exact", choices=("exact", "sm_90a", "sm_100a"),
+                     help="numeric profile of the expected states (default exact)")
+    exp.add_argument("--out", required=True, metavar="DIR", help="where index.json and cases/ go")
+    exp.set_defaults(func=cmd_export)
 
     rep = sub.add_parser("replay", help="run one program (JSON) on backends")
     rep.add_argument("case", help="a program JSON file, e.g. out/cases/<case id>.json")

@@ -1,0 +1,103 @@
+"""`export`: programs with their expected states as files a simulator reads without Python. The
+files are read back here with plain json and numpy, as docs/simulators.md describes them, and
+compared with a fresh oracle run; cases the oracle cannot compute are listed as skipped."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+from conformance import program as program_model
+from conformance.cli import main
+from conformance.export import SCHEMA, VectorsError, export, read_state, state_layout
+from conformance.instructions import MmaSp, Tcgen05Ld, Tcgen05St, WgmmaMma
+from conformance.program import Program
+from conformance.runner import generate_programs
+from generators.programs import hopper_programs
+from generators.sampling import draw_examples
+from oracles.execute import run
+
+
+def _read_words(path: str, shape: list[int]) -> np.ndarray:
+    """A raw little-endian uint32 file, as a simulator in C would read it."""
+    assert os.path.getsize(path) == 4 * int(np.prod(shape))
+    return np.fromfile(path, dtype="<u4").reshape(shape)
+
+
+def _mixed_programs() -> list[Program]:
+    """Two generated tcgen05 programs, a wgmma with operands in shared memory, an mma.sp (not
+    modelled) and a tcgen05.st / ld / ld.red program (register results)."""
+    hopper = draw_examples(hopper_programs(), 30, 2)
+    wgmma = next(p for p in hopper if isinstance(p.ops[0], WgmmaMma) and not p.ops[0].a_in_registers and not p.ops[0].sparse)
+    mma_sp = next(p for p in hopper if isinstance(p.ops[0], MmaSp))
+    loads = Program(target="sm_100a", tmem_columns=32, label="st-ld",
+                    ops=(Tcgen05St(shape="16x64b", num=2, values_seed=9), Tcgen05Ld(shape="16x64b", num=2),
+                         Tcgen05Ld(shape="32x32b", num=2, red_op="min", red_type="u32")))
+    return [*generate_programs(2, 5), wgmma, mma_sp, loads]
+
+
+def test_exported_files_round_trip_against_the_oracle(tmp_path):
+    programs = _mixed_programs()
+    index = export(programs, str(tmp_path), "exact", {"seed": 5})
+    on_disk = json.loads((tmp_path / "index.json").read_text())
+    assert on_disk == index and on_disk["schema"] == SCHEMA == "tcgen05-conformance/vectors/1"
+    assert [c["case_id"] for c in on_disk["cases"]] == [p.case_id for p in programs]
+    assert (on_disk["exported"], on_disk["skipped"]) == (4, 1)
+    skipped = on_disk["cases"][3]
+    assert skipped["status"] == "skipped" and skipped["reason"].startswith("not modelled: mma.sp")
+    parts_seen = set()
+    for entry, p in zip(on_disk["cases"], programs):
+        if entry["status"] == "skipped":
+            continue
+        case_path = tmp_path / entry["case"]
+        case = json.loads(case_path.read_text())
+        assert case["schema"] == SCHEMA and case["case_id"] == p.case_id and case["profile"] == "exact"
+        assert program_model.from_json(case["program"]).case_id == p.case_id
+        expected = run(p, "exact")
+        assert case["expected_digest"] == expected.digest()
+        folder = case_path.parent / case["expected"]
+        state = case["state"]
+        np.testing.assert_array_equal(_read_words(folder / state["tmem"]["file"], state["tmem"]["shape"]), expected.tmem)
+        assert len(state["loads"]) == len(expected.loads)
+        for part, words in zip(state["loads"], expected.loads):
+            assert isinstance(p.ops[part["op"]], Tcgen05Ld)
+            np.testing.assert_array_equal(_read_words(folder / part["file"], part["shape"]), words)
+            parts_seen.add("ld")
+        if expected.hopper_d is None:
+            assert state["hopper_d"] is None
+        else:
+            d = state["hopper_d"]
+            assert d["shape"] == [64, p.ops[0].n]
+            np.testing.assert_array_equal(_read_words(folder / d["file"], d["shape"]), expected.hopper_d)
+            parts_seen.add("d")
+    assert parts_seen == {"ld", "d"}
+
+
+def test_export_command_draws_the_programs_of_run(tmp_path, capsys):
+    assert main(["export", "--examples", "3", "--seed", "7", "--out", str(tmp_path)]) == 0
+    index = json.loads((tmp_path / "index.json").read_text())
+    assert [c["case_id"] for c in index["cases"]] == [p.case_id for p in generate_programs(3, 7)]
+    assert index["seed"] == 7 and index["examples"] == 3 and index["profile"] == "exact"
+    assert "exported 3 cases" in capsys.readouterr().out
+
+
+def test_export_to_a_file_is_one_line_exit_2(tmp_path, capsys):
+    target = tmp_path / "taken"
+    target.write_text("")
+    assert main(["export", "--examples", "1", "--out", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is not a directory" in err
+
+
+def test_read_state_names_the_file_that_is_missing_or_of_the_wrong_size(tmp_path):
+    p = _mixed_programs()[4]
+    layout = state_layout(p, run(p))
+    with pytest.raises(VectorsError, match="^tmem.bin: cannot read"):
+        read_state(str(tmp_path), layout)
+    (tmp_path / "tmem.bin").write_bytes(bytes(4 * 128 * 32))
+    (tmp_path / "ld0.bin").write_bytes(bytes(7))
+    with pytest.raises(VectorsError, match=r"^ld0.bin: holds 7 bytes, expected 256 \(uint32 32x2\)$"):
+        read_state(str(tmp_path), layout)
