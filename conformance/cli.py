@@ -14,7 +14,7 @@ from dataclasses import asdict
 
 from tabulate import tabulate
 
-from conformance.backends.base import BACKENDS, DEFAULT_BACKENDS
+from conformance.backends.base import BACKENDS, DEFAULT_BACKENDS, SIM_PREFIX
 from conformance.encoding import idesc, sdesc, taddr, zcmask
 from conformance.encoding.bitfields import EncodingError
 from conformance.isa.mma import KINDS
@@ -39,9 +39,16 @@ def _word(text: str) -> int:
 
 
 def _backend_spec(text: str) -> str:
+    if text.startswith(SIM_PREFIX):  # before MODULE:FACTORY, which `sim:x` also matches
+        from conformance.backends.sim import command_problem
+
+        problem = command_problem(text[len(SIM_PREFIX):])
+        if problem:
+            raise argparse.ArgumentTypeError(problem)
+        return text
     if text in BACKENDS or FACTORY_PATH.fullmatch(text):
         return text
-    raise argparse.ArgumentTypeError(f"{text!r} is neither a backend ({', '.join(BACKENDS)}) nor MODULE:FACTORY")
+    raise argparse.ArgumentTypeError(f"{text!r} is neither a backend ({', '.join(BACKENDS)}), sim:CMD nor MODULE:FACTORY")
 
 
 def cmd_decode(args: argparse.Namespace) -> int:
@@ -142,12 +149,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     from conformance import program as program_model
-    from conformance.backends.base import backend_named
+    from conformance.supervisor import backend_from_spec
 
     p = program_model.load(args.case)
     worst = EXIT_OK
     for name in args.backend or list(DEFAULT_BACKENDS):
-        backend = backend_named(name, args.profile)
+        backend = backend_from_spec(name, args.profile)
         reason = backend.unavailable_reason()
         if reason:
             print(f"{p.case_id} [{name}] skipped: {reason}")
@@ -227,8 +234,8 @@ def parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="generate programs, execute them on backends, diff and report")
     run.add_argument("--backend", action="append", type=_backend_spec, metavar="NAME",
-                     help=f"a backend to run: {', '.join(BACKENDS)}, or a plugin's factory as MODULE:FACTORY "
-                          f"(repeatable; default: {', '.join(DEFAULT_BACKENDS)})")
+                     help=f"a backend to run: {', '.join(BACKENDS)}, a simulator as sim:CMD (docs/simulators.md), or a "
+                          f"plugin's factory as MODULE:FACTORY (repeatable; default: {', '.join(DEFAULT_BACKENDS)})")
     run.add_argument("--examples", type=int, default=200, help="programs to generate (default 200)")
     run.add_argument("--seed", type=int, default=0, help="generation seed (default 0)")
     run.add_argument("--profile", default="exact", choices=("exact", "sm_90a", "sm_100a"),
@@ -287,8 +294,9 @@ def parser() -> argparse.ArgumentParser:
 
     rep = sub.add_parser("replay", help="run one program (JSON) on backends")
     rep.add_argument("case", help="a program JSON file, e.g. out/cases/<case id>.json")
-    rep.add_argument("--backend", action="append", choices=BACKENDS,
-                     help=f"a backend to run (repeatable; default: {', '.join(DEFAULT_BACKENDS)})")
+    rep.add_argument("--backend", action="append", type=_backend_spec, metavar="NAME",
+                     help=f"a backend to run: {', '.join(BACKENDS)}, sim:CMD or MODULE:FACTORY "
+                          f"(repeatable; default: {', '.join(DEFAULT_BACKENDS)})")
     rep.add_argument("--profile", choices=("exact", "sm_90a", "sm_100a"),
                      help="numeric profile for the oracle (default: the program's own)")
     rep.set_defaults(func=cmd_replay)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 import platform
+import shlex
 import subprocess
 import sys
 import time
@@ -235,7 +236,7 @@ def summary(outcome: RunOutcome, seed: int, examples: int, duration: float, comm
                 failures.append({"backend": name, "case_id": r.case_id, "status": r.status,
                                  "label": p.label, "classes": instruction_classes(p), "detail": r.detail,
                                  "diff": r.data.get("diff"),
-                                 "replay": f"tcgen05-conformance replay cases/{r.case_id}.json --backend {name}"})
+                                 "replay": f"tcgen05-conformance replay cases/{r.case_id}.json --backend {shlex.quote(name)}"})
     backends = {n: vars(s) for n, s in outcome.summaries.items()}
     return {
         "schema": SUMMARY_SCHEMA,

@@ -46,7 +46,7 @@ from collections import deque
 from dataclasses import asdict, dataclass
 from typing import Callable, Sequence
 
-from conformance.backends.base import ERROR, Backend, CaseResult, backend_named
+from conformance.backends.base import ERROR, SIM_PREFIX, Backend, CaseResult, backend_named
 from conformance.program import Program, from_json, to_json
 
 DEFAULT_BATCH_SIZE = 20
@@ -58,7 +58,12 @@ Progress = Callable[[int], None]
 
 
 def backend_from_spec(spec: str, profile: str | None = None) -> Backend:
-    """The registered backend `spec`, or the one the factory at `package.module:factory` makes."""
+    """The simulator backend of `sim:CMD` (checked first: `sim:x` also reads as module:factory), the
+    registered backend `spec`, or the one the factory at `package.module:factory` makes."""
+    if spec.startswith(SIM_PREFIX):
+        from conformance.backends.sim import SimBackend  # here: a child's start-up stays light
+
+        return SimBackend(spec[len(SIM_PREFIX):], profile)
     if not FACTORY_PATH.fullmatch(spec):
         return backend_named(spec, profile)
     module, _, attr = spec.partition(":")

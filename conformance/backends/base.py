@@ -49,6 +49,7 @@ def _registry() -> dict[str, Callable[..., Backend]]:
     return {"oracle": OracleBackend, "ptxas": lambda profile=None: PtxasBackend(), "blackwell": BlackwellBackend}
 
 
+SIM_PREFIX = "sim:"  # `sim:CMD` names the simulator backend (conformance.backends.sim) running CMD
 BACKENDS = ("oracle", "ptxas", "blackwell")
 DEFAULT_BACKENDS = ("oracle", "ptxas")
 
