@@ -2,8 +2,9 @@
 content-hash case id, and strict loading (one-line errors naming the JSON path).
 
 A program is: a target, a numeric profile, the CTAs it runs on (2 for cta_group::2), the TMEM
-columns it allocates, the initial shared-memory bytes and TMEM image of each CTA, and the
-operations it issues. TMEM addresses in operations are relative to the allocation's base.
+columns it allocates, the initial shared-memory bytes and TMEM image of each CTA, the register
+operands of a Hopper MMA as matrices, and the operations it issues. TMEM addresses in operations
+are relative to the allocation's base.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import types
 import typing
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from conformance.instructions import INSTRUCTION_TYPES, Instruction
 from conformance.isa import data_movement as dm
@@ -51,6 +54,22 @@ class TmemRegion:
     cta: int = 0
 
 
+#: Register operands a Hopper program may carry, as matrices (the kernel distributes them over
+#: the threads' registers by the ISA's fragment layouts): the accumulator C (M x N) of wgmma.
+MATRIX_NAMES = ("c",)
+
+
+@dataclass(frozen=True)
+class MatrixImage:
+    """A register operand as a matrix: `rows` x `columns` element codes, each in a little-endian
+    32-bit word (16-bit types in the low half), row-major."""
+
+    name: str
+    rows: int
+    columns: int
+    words: bytes
+
+
 @dataclass(frozen=True)
 class Program:
     target: str
@@ -60,12 +79,20 @@ class Program:
     tmem_columns: int = 512
     smem: tuple[SmemSegment, ...] = ()
     tmem: tuple[TmemRegion, ...] = ()
+    matrices: tuple[MatrixImage, ...] = ()
     label: str = ""
     meta: dict = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def case_id(self) -> str:
         return case_id(self)
+
+    def matrix(self, name: str):
+        """The register operand `name` as a uint32 array [rows, columns], or None."""
+        for m in self.matrices:
+            if m.name == name:
+                return np.frombuffer(m.words, "<u4").reshape(m.rows, m.columns).astype(np.uint32)
+        return None
 
 
 # --- to JSON ------------------------------------------------------------------------------
@@ -84,8 +111,9 @@ def instruction_to_json(instr: Instruction) -> dict:
 
 
 def to_json(p: Program) -> dict:
-    """The program as a JSON-able dict (the `meta` annotations are not part of the value)."""
-    return {
+    """The program as a JSON-able dict (the `meta` annotations are not part of the value;
+    `matrices` appears only when the program has some, so older programs keep their ids)."""
+    out = {
         "schema": SCHEMA,
         "label": p.label,
         "target": p.target,
@@ -100,6 +128,10 @@ def to_json(p: Program) -> dict:
         ],
         "ops": [instruction_to_json(i) for i in p.ops],
     }
+    if p.matrices:
+        out["matrices"] = [{"name": m.name, "rows": m.rows, "columns": m.columns, "base64": _b64(m.words)}
+                           for m in p.matrices]
+    return out
 
 
 def canonical_json(p: Program) -> str:
@@ -207,7 +239,7 @@ def instruction_from_json(obj: Any, path: str) -> Instruction:
 def from_json(obj: Any) -> Program:
     """A Program from parsed JSON; ProgramError naming the path of the first problem."""
     top = _keys(obj, "$", {"schema", "target", "ops"},
-                {"label", "profile", "ctas", "tmem_columns", "smem", "tmem"})
+                {"label", "profile", "ctas", "tmem_columns", "smem", "tmem", "matrices"})
     if top["schema"] != SCHEMA:
         _fail("$.schema", f"{top['schema']!r} is not {SCHEMA!r}")
     ctas = _int(top.get("ctas", 1), "$.ctas", 1, 2)
@@ -235,11 +267,20 @@ def from_json(obj: Any) -> Program:
         if len(words) != 4 * lanes * cols:
             _fail(f"{path}.base64", f"holds {len(words)} bytes, expected 4 x {lanes} x {cols}")
         tmem.append(TmemRegion(lane, column, lanes, cols, words, _int(r.get("cta", 0), f"{path}.cta", 0, ctas - 1)))
+    matrices = []
+    for k, m in enumerate(_list(top.get("matrices", []), "$.matrices")):
+        path = f"$.matrices[{k}]"
+        _keys(m, path, {"name", "rows", "columns", "base64"})
+        rows, cols = _int(m["rows"], f"{path}.rows", 1, 256), _int(m["columns"], f"{path}.columns", 1, 256)
+        words = _bytes(m["base64"], f"{path}.base64")
+        if len(words) != 4 * rows * cols:
+            _fail(f"{path}.base64", f"holds {len(words)} bytes, expected 4 x {rows} x {cols}")
+        matrices.append(MatrixImage(_str(m["name"], f"{path}.name", MATRIX_NAMES), rows, cols, words))
     ops = tuple(instruction_from_json(o, f"$.ops[{k}]") for k, o in enumerate(_list(top["ops"], "$.ops")))
     return Program(
         target=_str(top["target"], "$.target", tuple(TARGETS)),
         profile=_str(top.get("profile", "exact"), "$.profile", PROFILES),
-        ctas=ctas, tmem_columns=columns, smem=tuple(smem), tmem=tuple(tmem), ops=ops,
+        ctas=ctas, tmem_columns=columns, smem=tuple(smem), tmem=tuple(tmem), matrices=tuple(matrices), ops=ops,
         label=_str(top.get("label", ""), "$.label"),
     )
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from conformance.encoding.sdesc import SmemDescriptor, encode as encode_descriptor
 from conformance.instructions import WgmmaMma
-from device.fragments import MMA_SYNC_SHAPES, register_elements, wgmma_accumulator
+from device.fragments import MMA_SYNC_SHAPES, pack_registers, register_elements, unpack_registers, wgmma_accumulator
 from device.inner_product_kernels import MmaSyncInstruction, mma_sync_kernel, wgmma_kernel
 from generators.numeric_vectors import FAMILIES, mix
 from oracles.numerics import inner_product
@@ -104,31 +104,6 @@ def tiles_of(c: Combination, tiles: int, seed: int) -> tuple[np.ndarray, np.ndar
     b = b.reshape(tiles, m, c.k)[:, :n]
     cm = np.broadcast_to(cc.reshape(tiles, m, 1), (tiles, m, n)).copy()
     return a, b, cm, labels.reshape(tiles, m)
-
-
-def _codes_u32(x: np.ndarray) -> np.ndarray:
-    return x.view(np.dtype(f"u{x.dtype.itemsize}")).astype(np.uint32)
-
-
-def pack_registers(matrix: np.ndarray, rows: np.ndarray, cols: np.ndarray, bits: int) -> np.ndarray:
-    """Fragment words [tiles, registers, threads] of `matrix` [tiles, R, C] (raw codes), element
-    j of a register at bit j * bits."""
-    codes = _codes_u32(matrix)[:, rows, cols]  # [tiles, registers, threads, per register]
-    shifts = (np.arange(rows.shape[-1], dtype=np.uint32) * bits)
-    mask = np.uint32((1 << bits) - 1) if bits < 32 else np.uint32(0xFFFFFFFF)
-    return np.bitwise_or.reduce((codes & mask) << shifts, axis=-1)
-
-
-def unpack_registers(words: np.ndarray, rows: np.ndarray, cols: np.ndarray, bits: int, shape: tuple[int, int],
-                     dtype) -> np.ndarray:
-    """The inverse of `pack_registers`: a matrix [tiles, *shape] of raw codes of `dtype`."""
-    per = rows.shape[-1]
-    shifts = np.arange(per, dtype=np.uint32) * bits
-    mask = np.uint32((1 << bits) - 1) if bits < 32 else np.uint32(0xFFFFFFFF)
-    codes = (words[..., None] >> shifts) & mask
-    out = np.zeros((words.shape[0], *shape), np.uint32)
-    out[:, rows, cols] = codes
-    return out.astype(np.dtype(f"u{np.dtype(dtype).itemsize}")).view(dtype)
 
 
 @dataclass(frozen=True)

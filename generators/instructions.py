@@ -185,13 +185,15 @@ def tcgen05_other(target: str) -> st.SearchStrategy:
 
 
 @st.composite
-def wgmma(draw, target: str = "sm_90a", reach: str = "anywhere") -> WgmmaMma:
+def wgmma(draw, target: str = "sm_90a", reach: str = "anywhere", sparse: bool | None = None,
+          a_in_registers: bool | None = None) -> WgmmaMma:
+    """A legal wgmma.mma_async; `sparse` / `a_in_registers` fix those forms (None: drawn)."""
     fam_name = draw(st.sampled_from(tuple(hopper.WGMMA_TYPES)))
     fam = hopper.WGMMA_TYPES[fam_name]
-    sparse = draw(st.booleans())
+    sparse = draw(st.booleans()) if sparse is None else sparse
     atype = draw(st.sampled_from(fam.types))
     btype = draw(st.sampled_from(fam.types)) if fam.mixed else atype
-    a_regs = draw(st.booleans())
+    a_regs = draw(st.booleans()) if a_in_registers is None else a_in_registers
     return WgmmaMma(
         n=draw(st.sampled_from(fam.n)), k=fam.k_dense * (2 if sparse else 1),
         dtype=draw(st.sampled_from(fam.dtypes)), atype=atype, btype=btype, sparse=sparse,

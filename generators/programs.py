@@ -20,8 +20,9 @@ from conformance.instructions import Tcgen05Mma, WgmmaMma
 from conformance.isa import data_movement as dm
 from conformance.isa import hopper as hopper_isa
 from conformance.isa import mma
-from conformance.program import SMEM_BYTES, Program, SmemSegment, TmemRegion
+from conformance.program import SMEM_BYTES, MatrixImage, Program, SmemSegment, TmemRegion
 from generators import instructions as legal
+from generators import numeric_vectors
 from generators.operand_images import SCALE_CODES, exact_codes, write_bits, write_word_fields
 from oracles.mma import MmaShape, shape_of
 from oracles.smem_operand import element_bit_addresses, storage_for
@@ -39,7 +40,9 @@ class _Images:
 
 
 def _smem_operand(images: _Images, rng: np.random.Generator, cta: int, desc: int, k_major: bool, rows: int, k: int,
-                  type_name: str, padded: bool, variant: str = "tcgen05") -> None:
+                  type_name: str, padded: bool, variant: str = "tcgen05", codes: np.ndarray | None = None) -> None:
+    """Write an operand's `rows` x `k` element codes (`codes`, or exact values drawn here) where
+    its descriptor places them, growing the CTA's image (with random filler) as needed."""
     storage = storage_for(mma.TYPE_BITS[type_name], padded)
     addresses = element_bit_addresses(sdesc_codec.decode(desc, variant), k_major, rows, k, storage)
     end = _round16(int(addresses.max()) // 8 + 1)
@@ -48,7 +51,9 @@ def _smem_operand(images: _Images, rng: np.random.Generator, cta: int, desc: int
         grown = rng.integers(0, 256, end, dtype=np.uint8)
         grown[:image.size] = image
         images.smem[cta] = image = grown
-    write_bits(image, addresses, rng.choice(exact_codes(type_name), addresses.shape), storage.bits)
+    if codes is None:
+        codes = rng.choice(exact_codes(type_name), addresses.shape)
+    write_bits(image, addresses, codes, storage.bits)
 
 
 def _tmem_plan(draw, op: Tcgen05Mma, s: MmaShape) -> tuple[Tcgen05Mma, int]:
@@ -149,15 +154,51 @@ def tcgen05_programs(draw, target: str, shape_class: mma.ShapeClass | None = Non
     )
 
 
+INPUTS = ("exact", "discriminating")
+
+
+def _discriminating_operands(rng: np.random.Generator, op: WgmmaMma, k: int) -> dict[str, np.ndarray]:
+    """A (64 x K), B (N x K) and C (64 x N) codes from the discriminating vector families: row i of
+    A, row i of B and C[i, :] come from vector i, so D[i, i] is a designed inner product and the
+    other elements cross vectors (`generators.numeric_vectors.mix`)."""
+    pair = op.atype if op.atype == op.btype else (op.atype, op.btype)
+    rows = max(hopper_isa.WGMMA_M, op.n)
+    a, b, c, _ = numeric_vectors.mix(pair, op.dtype, k, rows, rng)
+    order = rng.permutation(rows)  # every family reaches the diagonal whatever N is
+    a, b, c = a[order], b[order], c[order]
+    as_words = lambda x: x.astype(np.int64).astype(np.uint32) & np.uint32((1 << (8 * x.dtype.itemsize)) - 1)  # noqa: E731
+    return {"a": as_words(a[:hopper_isa.WGMMA_M]), "b": as_words(b[:op.n]),
+            "c": np.repeat(as_words(c[:hopper_isa.WGMMA_M])[:, None], op.n, axis=1)}
+
+
 @st.composite
-def hopper_programs(draw, target: str = "sm_90a") -> Program:
-    """A wgmma (operands in shared memory, with its image) or an mma.sp program."""
-    op = draw(st.one_of(legal.wgmma(target, reach="compact"), legal.mma_sp(target)))
+def hopper_programs(draw, target: str = "sm_90a", inputs: str = "exact", forms: str = "any") -> Program:
+    """A wgmma (operands in shared memory with its image, the accumulator C as a matrix) or an
+    mma.sp program. `inputs`: "exact" (small exactly summable values, profile exact) or
+    "discriminating" (`generators.numeric_vectors` families, NaN/Inf/subnormals included, profile
+    sm_90a). `forms`: "any", or "modelled" (dense wgmma with A in shared memory: what the oracle
+    computes)."""
+    if inputs not in INPUTS:
+        raise ValueError(f"inputs must be one of {INPUTS}, not {inputs!r}")
+    dense_smem = forms == "modelled"
+    wgmma = legal.wgmma(target, reach="compact", sparse=False if dense_smem else None,
+                        a_in_registers=False if dense_smem else None)
+    op = draw(wgmma if dense_smem else st.one_of(wgmma, legal.mma_sp(target)))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     images = _Images([np.zeros(16, np.uint8)], np.zeros((1, 0, 0), np.uint32))
+    matrices = ()
+    profile = "exact" if inputs == "exact" else "sm_90a"
     if isinstance(op, WgmmaMma):
         k = hopper_isa.WGMMA_TYPES[hopper_isa.wgmma_type_family(op.atype)].k_dense
+        if inputs == "exact":
+            codes = {"a": None, "b": None,
+                     "c": rng.choice(exact_codes(op.dtype, accumulator=True), (hopper_isa.WGMMA_M, op.n))}
+        else:
+            codes = _discriminating_operands(rng, op, k)
         if not op.a_in_registers:
-            _smem_operand(images, rng, 0, op.a_desc, not op.imm_trans_a, hopper_isa.WGMMA_M, k, op.atype, False, "sm90")
-        _smem_operand(images, rng, 0, op.b_desc, not op.imm_trans_b, op.n, k, op.btype, False, "sm90")
-    return Program(target=target, ops=(op,), smem=(SmemSegment(0, images.smem[0].tobytes()),), label=op.OP)
+            _smem_operand(images, rng, 0, op.a_desc, not op.imm_trans_a, hopper_isa.WGMMA_M, k, op.atype, False, "sm90",
+                          codes["a"])
+        _smem_operand(images, rng, 0, op.b_desc, not op.imm_trans_b, op.n, k, op.btype, False, "sm90", codes["b"])
+        matrices = (MatrixImage("c", hopper_isa.WGMMA_M, op.n, codes["c"].astype("<u4").tobytes()),)
+    return Program(target=target, ops=(op,), profile=profile, smem=(SmemSegment(0, images.smem[0].tobytes()),),
+                   matrices=matrices, label=op.OP)

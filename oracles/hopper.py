@@ -2,8 +2,9 @@
 through the same descriptor gathering as tcgen05 (9.7.15.5.1.2 shares the canonical layouts; the
 sm_90 descriptor layout is assumption A-WGMMA-DESC).
 
-Programs carry no register image yet, so the accumulator registers start at zero (the kernels
-load them from a zero-filled buffer); operands in registers are not modelled.
+The accumulator C comes from the program's matrix "c" (zero when the program has none); with
+the scale-d predicate false, D = A x B and C is not read. Operands A in registers and sparse A
+are not modelled yet.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from conformance.isa import hopper as isa
 from conformance.isa import mma as tcgen05_isa
 from oracles import numerics
 from oracles.smem_operand import gather, storage_for
-from oracles.state import MachineState, NotModelled
+from oracles.state import MachineState, NotModelled, UndefinedBehaviour
 
 
 def wgmma(state: MachineState, op: WgmmaMma, profile: str) -> np.ndarray:
@@ -34,6 +35,10 @@ def wgmma(state: MachineState, op: WgmmaMma, profile: str) -> np.ndarray:
 
     a = operand(op.a_desc, op.atype, isa.WGMMA_M, op.imm_trans_a, op.imm_scale_a)
     b = operand(op.b_desc, op.btype, op.n, op.imm_trans_b, op.imm_scale_b)
-    c = np.zeros((isa.WGMMA_M, op.n), dtype=np.uint32)
+    c = state.matrices.get("c")
+    if c is None or not op.scale_d:  # scale-d false: D = A x B (9.7.15.5.2), as adding +0
+        c = np.zeros((isa.WGMMA_M, op.n), dtype=np.uint32)
+    elif c.shape != (isa.WGMMA_M, op.n):
+        raise UndefinedBehaviour(f"the program's C is {c.shape[0]} x {c.shape[1]}, wgmma m64n{op.n} reads 64 x {op.n}")
     return numerics.matmul(a, b, c, op.atype, op.btype, op.dtype, profile,
                            saturate=op.satfinite if op.dtype == "s32" else None)

@@ -32,6 +32,7 @@ class MachineState:
     smem_defined: np.ndarray  # bool [ctas, SMEM_BYTES]: bytes the program initialised
     tmem: np.ndarray  # uint32 [ctas, 128, columns]
     loads: list[np.ndarray] = field(default_factory=list)  # tcgen05.ld results, in program order
+    matrices: dict[str, np.ndarray] = field(default_factory=dict)  # register operands (Program.matrices)
 
     @property
     def ctas(self) -> int:
@@ -78,4 +79,4 @@ def initial_state(p: Program) -> MachineState:
     for region in p.tmem:
         words = np.frombuffer(region.words, dtype="<u4").reshape(region.lanes, region.columns)
         tmem[region.cta, region.lane:region.lane + region.lanes, region.column:region.column + region.columns] = words
-    return MachineState(smem, defined, tmem)
+    return MachineState(smem, defined, tmem, matrices={m.name: p.matrix(m.name) for m in p.matrices})

@@ -43,14 +43,16 @@ class Backend(Protocol):
 
 def _registry() -> dict[str, Callable[..., Backend]]:
     from conformance.backends.blackwell import BlackwellBackend
+    from conformance.backends.hopper import HopperBackend
     from conformance.backends.oracle import OracleBackend
     from conformance.backends.ptxas import PtxasBackend
 
-    return {"oracle": OracleBackend, "ptxas": lambda profile=None: PtxasBackend(), "blackwell": BlackwellBackend}
+    return {"oracle": OracleBackend, "ptxas": lambda profile=None: PtxasBackend(), "blackwell": BlackwellBackend,
+            "hopper": HopperBackend}
 
 
 SIM_PREFIX = "sim:"  # `sim:CMD` names the simulator backend (conformance.backends.sim) running CMD
-BACKENDS = ("oracle", "ptxas", "blackwell")
+BACKENDS = ("oracle", "ptxas", "hopper", "blackwell")
 DEFAULT_BACKENDS = ("oracle", "ptxas")
 
 

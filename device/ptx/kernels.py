@@ -8,11 +8,16 @@ warp reads back its quarter of the allocated columns (tcgen05.ld.32x32b) into gl
 0 deallocates. Kernel parameters: the shared-memory images (per CTA, `smem_bytes` each), the
 initial TMEM images and the result images (per CTA, 128 x tmem_columns words, lane-major).
 
-Hopper (sm_90a): wgmma (one warpgroup) or mma.sp (one warp) with the shared-memory image copied
-in, operand registers loaded per thread from global memory and D stored per thread.
+Hopper (sm_90a): a batch of programs with one instruction form (`hopper_kernel`), one CTA each:
+wgmma (one warpgroup) or mma.sp (one warp) with the program's shared-memory image copied in, its
+descriptors and scale-d from a per-program control record, operand registers loaded per thread
+from global memory and D stored per thread.
 """
 
 from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
 
 from conformance.instructions import (
     MmaSp,
@@ -64,13 +69,15 @@ def global_pointers(params: tuple[str, ...], registers: tuple[str, ...]) -> str:
     return "\n".join(loads + [f"  cvta.to.global.u64 {r}, {r};" for r in registers])
 
 
-def copy_to_shared(size: int, threads: int) -> str:
-    """Copy `size` bytes (a multiple of 16) from %rd_in to dynamic shared memory, 16 B a thread."""
+def copy_to_shared(size: int | str, threads: int) -> str:
+    """Copy `size` bytes (a multiple of 16; or the name of a register holding the count of
+    16-byte units) from %rd_in to dynamic shared memory, 16 B a thread."""
+    units = size if isinstance(size, str) else size // 16
     return f"""
-  // shared-memory image: {size} bytes, 16 bytes per thread per step
+  // shared-memory image: {units} x 16 bytes, 16 bytes per thread per step
   mov.u32 %r_i, %r_tid;
 COPY_IN:
-  setp.ge.u32 %p_done, %r_i, {size // 16};
+  setp.ge.u32 %p_done, %r_i, {units};
   @%p_done bra COPY_IN_DONE;
   mul.wide.u32 %rd_off, %r_i, 16;
   add.u64 %rd_src, %rd_in, %rd_off;
@@ -208,59 +215,106 @@ WAIT:
 """
 
 
-def hopper_kernel(p: Program) -> str:
-    """The PTX module of a wgmma or mma.sp program (sm_90a): one instruction per program."""
+HOPPER_CONTROL_BYTES = 32  # per program: A descriptor (u64), B descriptor (u64), scale-d (u32), padding
+
+
+@dataclass(frozen=True)
+class HopperForm:
+    """What a batched Hopper kernel is specialised on: the instruction (descriptors, scale-d and
+    metadata are runtime values) and the registers each thread loads and stores."""
+
+    target: str
+    op: WgmmaMma | MmaSp
+    threads: int
+    inputs: tuple[tuple[str, int], ...]  # (register prefix, count) loaded per thread, in order
+    outputs: tuple[tuple[str, int], ...]  # (register prefix, count) stored per thread
+
+    @property
+    def words_in(self) -> int:
+        """32-bit words each thread loads: its input registers, then the sparsity metadata."""
+        return sum(n for _, n in self.inputs) + 1
+
+    @property
+    def words_out(self) -> int:
+        return sum(n for _, n in self.outputs)
+
+
+def hopper_form(p: Program) -> HopperForm:
+    """The batched-kernel form of a Hopper program (exactly one wgmma.mma_async or mma.sp)."""
     if len(p.ops) != 1 or not isinstance(p.ops[0], (WgmmaMma, MmaSp)):
         raise UnsupportedProgram("a Hopper program holds exactly one wgmma.mma_async or mma.sp")
     op = p.ops[0]
-    size = smem_bytes(p)
     if isinstance(op, WgmmaMma):
-        threads, fence, wait = THREADS, "  wgmma.fence.sync.aligned;", (
-            "  wgmma.commit_group.sync.aligned;\n  wgmma.wait_group.sync.aligned 0;")
         d_count = max(1, op.n // 4) if op.dtype == "f16" else max(1, op.n // 2)
-        inputs = [("%ra", 4)] if op.a_in_registers else []
-        inputs += [("%rh" if op.dtype == "f16" else "%sc" if op.dtype == "s32" else "%fc", d_count)]
-        outputs = inputs[-1:]
+        acc = ("%rh" if op.dtype == "f16" else "%sc" if op.dtype == "s32" else "%fc", d_count)
+        inputs = ((("%ra", 4),) if op.a_in_registers else ()) + (acc,)
+        op = dataclasses.replace(op, a_desc=0, b_desc=0, scale_d=True)
+        return HopperForm(p.target, op, THREADS, inputs, (acc,))
+    a, b, cd = mma_sp_fragment_registers(op)
+    acc = ({"f16": "%rh", "s32": "%sc"}.get(op.ctype, "%fc"), cd)
+    return HopperForm(p.target, dataclasses.replace(op, metadata=0), 32, (("%ra", a), ("%rb", b), acc), (acc,))
+
+
+def hopper_kernel(form: HopperForm | Program) -> str:
+    """The PTX module of `hopper_batch(smem, control, registers, out, smem_bytes)`: CTA i runs
+    program i of a batch sharing one form. Its shared-memory image is `smem_bytes` bytes at
+    smem + i * smem_bytes; its control record (HOPPER_CONTROL_BYTES at control + 32 i) holds the
+    descriptors, whose start addresses are offsets into the image (relocated to the image's
+    shared-memory address here), and scale-d; thread t of CTA i loads `words_in` words at
+    registers + 4 (i * threads + t) * words_in and stores `words_out` at the same place in out."""
+    form = form if isinstance(form, HopperForm) else hopper_form(form)
+    op, threads = form.op, form.threads
+    if isinstance(op, WgmmaMma):
+        fence = "  wgmma.fence.sync.aligned;"
+        wait = "  wgmma.commit_group.sync.aligned;\n  wgmma.wait_group.sync.aligned 0;"
     else:
-        threads, fence, wait = 32, "", ""
-        a, b, cd = mma_sp_fragment_registers(op)
-        acc = {"f16": "%rh", "s32": "%sc"}.get(op.ctype, "%fc")
-        inputs = [("%ra", a), ("%rb", b), (acc, cd)]
-        outputs = [(acc, cd)]
-    per_thread = sum(n for _, n in inputs) + 1  # + the sparsity metadata word
+        fence = wait = ""
     loads, k = [], 0
-    for prefix, count in inputs:
+    for prefix, count in form.inputs:
         for r in range(count):
             loads.append(f"  ld.global.b32 {prefix}{r}, [%rd_row+{4 * k}];")
             k += 1
     loads.append(f"  ld.global.b32 %r_e, [%rd_row+{4 * k}];")
-    stores, k = [], 0
-    for prefix, count in outputs:
-        for r in range(count):
-            stores.append(f"  st.global.b32 [%rd_out+{4 * k}], {prefix}{r};")
-            k += 1
-    out_words = k
-    moves = [f"  {m}" for m in operand_moves(op) if not m.startswith("mov.b32 %r_e")]
-    return ptx_header(p.target) + f""".extern .shared .align 1024 .b8 smem_image[];
+    stores = [f"  st.global.b32 [%rd_out+{4 * k}], {prefix}{r};"
+              for k, (prefix, r) in enumerate((p, r) for p, n in form.outputs for r in range(n))]
+    return ptx_header(form.target) + f""".extern .shared .align 1024 .b8 smem_image[];
 
-.visible .entry program(.param .u64 p_smem, .param .u64 p_regs, .param .u64 p_out)
+.visible .entry hopper_batch(.param .u64 p_smem, .param .u64 p_control, .param .u64 p_regs, .param .u64 p_out,
+                             .param .u32 p_smem_bytes)
 .maxntid {threads}, 1, 1
 {{
 {REGISTER_DECLARATIONS}
 {KERNEL_REGISTERS}
+  .reg .b32 %r_size, %r_units, %r_scaled;
+  .reg .b64 %rd_control;
   mov.u32 %r_tid, %tid.x;
+  mov.u32 %r_cta, %ctaid.x;
   mov.u32 %r_smem, smem_image;
-{global_pointers(("p_smem", "p_regs", "p_out"), ("%rd_in", "%rd_row", "%rd_out"))}
-  // this thread's registers: {per_thread} words in, {out_words} words out
-  mul.wide.u32 %rd_off, %r_tid, {per_thread * 4};
+{global_pointers(("p_smem", "p_control", "p_regs", "p_out"), ("%rd_in", "%rd_control", "%rd_row", "%rd_out"))}
+  ld.param.u32 %r_size, [p_smem_bytes];
+  shr.u32 %r_units, %r_size, 4;
+  // this program's image, control record and this thread's registers: {form.words_in} words in, {form.words_out} out
+  mul.wide.u32 %rd_off, %r_cta, %r_size;
+  add.u64 %rd_in, %rd_in, %rd_off;
+  mul.wide.u32 %rd_off, %r_cta, {HOPPER_CONTROL_BYTES};
+  add.u64 %rd_control, %rd_control, %rd_off;
+  mad.lo.u32 %r_i, %r_cta, {threads}, %r_tid;
+  mul.wide.u32 %rd_off, %r_i, {form.words_in * 4};
   add.u64 %rd_row, %rd_row, %rd_off;
-  mul.wide.u32 %rd_off, %r_tid, {out_words * 4};
+  mul.wide.u32 %rd_off, %r_i, {form.words_out * 4};
   add.u64 %rd_out, %rd_out, %rd_off;
-{copy_to_shared(size, threads)}
-  fence.proxy.async.shared::cta;
+{copy_to_shared("%r_units", threads)}
+  fence.proxy.async.shared::cta;  // generic-proxy writes visible to the asynchronous operand reads
   bar.sync 0;
+  ld.global.b64 %rd_adesc, [%rd_control];
+  ld.global.b64 %rd_bdesc, [%rd_control+8];
+  ld.global.b32 %r_scaled, [%rd_control+16];
+  setp.ne.b32 %p_en, %r_scaled, 0;
+  shr.u32 %r_off, %r_smem, 4;  // descriptor start address field (bits 0-13) = address >> 4
+  cvt.u64.u32 %rd_off, %r_off;
+  add.u64 %rd_adesc, %rd_adesc, %rd_off;
+  add.u64 %rd_bdesc, %rd_bdesc, %rd_off;
 {chr(10).join(loads)}
-{chr(10).join(moves)}
 {fence}
   {render(op)}
 {wait}

@@ -1,0 +1,131 @@
+"""Hopper programs on an sm_90 GPU, in batches: the programs of one kernel form (same instruction;
+descriptors, scale-d and operand data vary) run in one launch, one CTA each, with their shared-memory
+images, control records and operand registers moved in bulk (`device.ptx.kernels.hopper_kernel`).
+
+The register operands travel as matrices in the program (`Program.matrices`); they are spread over
+the threads by the ISA's wgmma accumulator fragment (`device.fragments.wgmma_accumulator`, PTX ISA
+9.7.15.5.1.1) and D is gathered back the same way.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+from conformance.instructions import WgmmaMma
+from conformance.isa import hopper as hopper_isa
+from conformance.isa.mma import TYPE_BITS
+from conformance.program import Program
+from device.fragments import pack_registers, register_elements, unpack_registers, wgmma_accumulator
+from device.ptx.kernels import HOPPER_CONTROL_BYTES, HopperForm, UnsupportedProgram, hopper_form, hopper_kernel, smem_bytes
+
+MAX_CTAS_PER_LAUNCH = 4096  # bounds a launch's buffers (~1 GB of images at the largest programs)
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Kernel inputs of programs sharing one form: images [B, bytes], control [B, 32] bytes,
+    registers [B, threads, words_in] words."""
+
+    form: HopperForm
+    smem_bytes: int
+    images: np.ndarray
+    control: np.ndarray
+    registers: np.ndarray
+
+
+def _accumulator_layout(op: WgmmaMma) -> tuple[np.ndarray, np.ndarray, int]:
+    """Rows and columns of each accumulator register element [registers, threads, per register], and
+    the element width."""
+    bits = TYPE_BITS[op.dtype]
+    rows, cols = register_elements(wgmma_accumulator(op.n), bits)
+    return rows, cols, bits
+
+
+def pack(programs: Sequence[Program]) -> Batch:
+    """The kernel inputs of programs that share one form (wgmma only: mma.sp carries no register
+    images yet)."""
+    form = hopper_form(programs[0])
+    op = form.op
+    if not isinstance(op, WgmmaMma) or op.a_in_registers or op.sparse:
+        raise UnsupportedProgram(f"the Hopper batch runner runs dense wgmma with A in shared memory, not {op.OP} "
+                                 f"{'with A in registers' if getattr(op, 'a_in_registers', False) else ''}".rstrip())
+    size = max(smem_bytes(p) for p in programs)
+    images = np.zeros((len(programs), size), np.uint8)
+    control = np.zeros((len(programs), HOPPER_CONTROL_BYTES), np.uint8)
+    c = np.zeros((len(programs), hopper_isa.WGMMA_M, op.n), np.uint32)
+    for i, p in enumerate(programs):
+        for segment in p.smem:
+            images[i, segment.offset:segment.offset + len(segment.data)] = np.frombuffer(segment.data, np.uint8)
+        q = p.ops[0]
+        control[i, :16] = np.array([q.a_desc, q.b_desc], "<u8").view(np.uint8)
+        control[i, 16:20] = np.array([int(q.scale_d)], "<u4").view(np.uint8)
+        matrix = p.matrix("c")
+        if matrix is not None:
+            c[i] = matrix
+    rows, cols, bits = _accumulator_layout(op)
+    words = pack_registers(c, rows, cols, bits)  # [B, registers, threads]
+    registers = np.zeros((len(programs), form.threads, form.words_in), np.uint32)
+    registers[:, :, :words.shape[1]] = words.transpose(0, 2, 1)
+    return Batch(form, size, images, control, registers)
+
+
+def unpack_d(form: HopperForm, out: np.ndarray) -> np.ndarray:
+    """D codes [B, 64, N] (uint32, 16-bit types in the low half) from the stored words
+    [B, threads, words_out]."""
+    rows, cols, bits = _accumulator_layout(form.op)
+    words = np.ascontiguousarray(out.transpose(0, 2, 1))
+    return unpack_registers(words, rows, cols, bits, (hopper_isa.WGMMA_M, form.op.n), np.uint32)
+
+
+class HopperRunner:
+    """Runs Hopper programs on one GPU; kernels are compiled once per form."""
+
+    def __init__(self, gpu, arch: str = "sm_90a"):
+        self.gpu, self.arch = gpu, arch
+        self.kernels: dict[str, object] = {}
+        self.gpu_seconds = 0.0
+
+    def kernel(self, form: HopperForm):
+        text = hopper_kernel(form)
+        if text not in self.kernels:
+            self.kernels[text] = self.gpu.load(text, self.arch).get_kernel("hopper_batch")
+        return self.kernels[text]
+
+    def run_batch(self, batch: Batch) -> np.ndarray:
+        """D codes [B, 64, N] of one packed batch."""
+        import time
+
+        kernel = self.kernel(batch.form)
+        started = time.perf_counter()
+        ins = [self.gpu.to_device(x) for x in (batch.images, batch.control, batch.registers)]
+        out = self.gpu.empty((len(batch.images), batch.form.threads, batch.form.words_out), np.uint32)
+        self.gpu.launch(kernel, len(batch.images), batch.form.threads, batch.smem_bytes, *ins, out,
+                        np.uint32(batch.smem_bytes))
+        words = self.gpu.to_host(out)
+        self.gpu_seconds += time.perf_counter() - started
+        return unpack_d(batch.form, words)
+
+    def run(self, programs: Sequence[Program], finished: Callable[[int, np.ndarray | Exception], None]) -> None:
+        """Run every program, calling finished(index, D codes or the exception that stopped it):
+        programs are grouped by form, each group launched in chunks."""
+        groups: dict[str, list[int]] = defaultdict(list)
+        for i, p in enumerate(programs):
+            try:
+                groups[hopper_kernel(hopper_form(p))].append(i)
+            except UnsupportedProgram as e:
+                finished(i, e)
+        for members in groups.values():
+            for start in range(0, len(members), MAX_CTAS_PER_LAUNCH):
+                chunk = members[start:start + MAX_CTAS_PER_LAUNCH]
+                try:
+                    d = self.run_batch(pack([programs[i] for i in chunk]))
+                except UnsupportedProgram as e:
+                    for i in chunk:
+                        finished(i, e)
+                    continue
+                for i, di in zip(chunk, d):
+                    finished(i, di)
