@@ -110,8 +110,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     backends = args.backend or list(DEFAULT_BACKENDS)
     if args.timeout is not None and not args.timeout > 0:  # nan too
         raise UsageError("--timeout must be positive")
-    if args.batch_size is not None and (args.timeout is None or args.batch_size < 1):
-        raise UsageError("--batch-size takes a positive count and goes with --timeout")
+    if args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    if args.batch_size is not None and ((args.timeout is None and args.jobs == 1) or args.batch_size < 1):
+        raise UsageError("--batch-size takes a positive count and goes with --timeout or --jobs")
     journal = None
     if args.journal:
         journal = Journal.open(args.journal, {"seed": args.seed, "examples": args.examples,
@@ -121,7 +123,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         programs = runner.generate_programs(args.examples, args.seed)
         outcome = runner.execute(programs, backends, args.profile, journal=journal, timeout_s=args.timeout,
-                                 batch_size=args.batch_size or DEFAULT_BATCH_SIZE)
+                                 batch_size=args.batch_size or DEFAULT_BATCH_SIZE, jobs=args.jobs)
     finally:
         if journal is not None:
             journal.close()
@@ -249,7 +251,12 @@ def parser() -> argparse.ArgumentParser:
                           "after S seconds (its start included); the case a killed or crashed child was running is "
                           "retried alone and, if it fails alone too, reported as an error (default: in this process)")
     run.add_argument("--batch-size", type=int, metavar="N",
-                     help=f"cases per child process with --timeout (default {DEFAULT_BATCH_SIZE})")
+                     help=f"cases per child process with --timeout or --jobs (default {DEFAULT_BATCH_SIZE}, "
+                          "with --jobs at most an even share of the cases)")
+    run.add_argument("--jobs", type=int, default=1, metavar="N",
+                     help="run up to N batches of cases at once, each in a child process as with --timeout (with no "
+                          "watchdog unless --timeout is given); the results are the same as with one job "
+                          "(default 1: in this process)")
     run.set_defaults(func=cmd_run)
 
     leg = sub.add_parser("legality", help="the legality model against the assembler")

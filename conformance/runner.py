@@ -153,13 +153,15 @@ class Progress:
 
 def execute(programs: list[Program], backends: Sequence[str], profile: str | None = None, *,
             journal: Journal | None = None, timeout_s: float | None = None,
-            batch_size: int = DEFAULT_BATCH_SIZE) -> RunOutcome:
+            batch_size: int = DEFAULT_BATCH_SIZE, jobs: int = 1) -> RunOutcome:
     """Run the programs on each backend (a registered name or a `package.module:factory` path).
 
     With `journal`, every result is journaled as soon as it exists, and the cases the journal
     already holds for a backend are not run again: their journaled results are reused. With
     `timeout_s`, each backend runs in watched child processes, `batch_size` cases each, so a
-    hang or a crash costs the case that caused it (`conformance.supervisor`)."""
+    hang or a crash costs the case that caused it (`conformance.supervisor`). With `jobs` > 1, up
+    to `jobs` such children run at once (without a watchdog unless `timeout_s` is given); the
+    results are the same, in program order."""
     outcome = RunOutcome(programs)
     for name in backends:
         backend = backend_from_spec(name, profile)
@@ -170,7 +172,7 @@ def execute(programs: list[Program], backends: Sequence[str], profile: str | Non
             summary.skipped, summary.skip_reason = len(programs), reason
             results = [CaseResult(p.case_id, "skip", reason) for p in programs]
         else:
-            results = _run_backend(name, backend, programs, profile, journal, timeout_s, batch_size)
+            results = _run_backend(name, backend, programs, profile, journal, timeout_s, batch_size, jobs)
             counts = Counter(r.status for r in results)
             summary.ran = len(results) - counts["skip"]
             summary.passed, summary.failed = counts[PASS], counts[FAIL]
@@ -181,11 +183,13 @@ def execute(programs: list[Program], backends: Sequence[str], profile: str | Non
 
 
 def _run_backend(name: str, backend: Backend, programs: list[Program], profile: str | None,
-                 journal: Journal | None, timeout_s: float | None, batch_size: int) -> list[CaseResult]:
+                 journal: Journal | None, timeout_s: float | None, batch_size: int, jobs: int) -> list[CaseResult]:
     """One backend's results in program order: journaled ones reused, the others run, in
-    process (in one call when there is no journal to feed) or supervised."""
+    process (in one call when there is no journal to feed) or supervised (with a timeout or
+    more than one job)."""
     progress = Progress(name, len(programs))
-    if journal is None and timeout_s is None:
+    supervised = timeout_s is not None or jobs > 1
+    if journal is None and not supervised:
         return backend.run(programs, progress)
     results = journal.done(name) if journal is not None else {}
     pending = [p for p in programs if p.case_id not in results]
@@ -199,10 +203,10 @@ def _run_backend(name: str, backend: Backend, programs: list[Program], profile: 
     def step(done: int) -> None:
         progress(reused + done)
 
-    if timeout_s is None:
-        run_one_at_a_time(backend, pending, finished, step)
+    if supervised:
+        run_supervised(name, profile, pending, timeout_s, batch_size, step, finished, jobs)
     else:
-        run_supervised(name, profile, pending, timeout_s, batch_size, step, finished)
+        run_one_at_a_time(backend, pending, finished, step)
     return [results[p.case_id] for p in programs]
 
 

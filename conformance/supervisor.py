@@ -15,6 +15,11 @@ JSON) travels in a temporary file and results come back over a private copy of t
 stdout; the child points its own file descriptor 1 at stderr, so anything a backend prints, C
 libraries included, cannot garble the results.
 
+Batches run one after another, or with `jobs` > 1 up to that many at once, each child watched
+by a thread of its own; results are settled under one lock, so the caller's callbacks (journal,
+progress) see one result at a time, and are returned in program order whatever order they came
+in.
+
 When a batch's child runs past `timeout_s` (counted from its start, set-up included) it is
 killed; when it dies, the status or signal and its last stderr line are kept. Results it
 reported stand. The case it was running is the suspect: it runs again alone, and only when it
@@ -90,40 +95,97 @@ def run_one_at_a_time(backend: Backend, programs: Sequence[Program], on_result: 
     return results
 
 
-def run_supervised(backend: str, profile: str | None, programs: Sequence[Program], timeout_s: float,
+def run_supervised(backend: str, profile: str | None, programs: Sequence[Program], timeout_s: float | None,
                    batch_size: int = DEFAULT_BATCH_SIZE, progress: Progress | None = None,
-                   on_result: OnResult | None = None) -> list[CaseResult]:
+                   on_result: OnResult | None = None, jobs: int = 1) -> list[CaseResult]:
     """One result per program, in order, each handed to `on_result` as it arrives; a case whose
-    child hung past `timeout_s` or died, alone as well as in its batch, is an `error`."""
-    if not timeout_s > 0 or batch_size < 1:
-        raise ValueError(f"timeout_s must be positive and batch_size at least 1 (got {timeout_s}, {batch_size})")
+    child hung past `timeout_s` (None: no watchdog) or died, alone as well as in its batch, is an
+    `error`. Up to `jobs` children run at once, each on its own batch, batches then no larger than
+    an even share of the programs; `on_result` and `progress` are called by one thread at a time.
+    An exception in one of them (or an interrupt) stops the run: the children still running are
+    killed, and it is raised here."""
+    if (timeout_s is not None and not timeout_s > 0) or batch_size < 1 or jobs < 1:
+        raise ValueError(f"timeout_s must be positive, batch_size and jobs at least 1 (got {timeout_s}, {batch_size}, {jobs})")
     results: list[CaseResult | None] = [None] * len(programs)
-    batches = deque(list(range(k, min(k + batch_size, len(programs)))) for k in range(0, len(programs), batch_size))
+    size = min(batch_size, -(-len(programs) // jobs)) or 1
+    batches = deque(list(range(k, min(k + size, len(programs)))) for k in range(0, len(programs), size))
     earlier_failure: dict[int, str] = {}  # a suspect's index -> how its batch failed
+    lock = threading.Condition()
+    running, settled = 0, 0
+    stopped_by: list[BaseException] = []
+    live: set[subprocess.Popen] = set()  # the children running now
 
     def settle(k: int, r: CaseResult) -> None:
-        if k in earlier_failure:
-            r.data["batch_failure"] = earlier_failure.pop(k)
-        results[k] = r
-        if on_result:
-            on_result(r)
-        if progress:
-            progress(len(programs) - results.count(None))
+        nonlocal settled
+        with lock:
+            if stopped_by:
+                raise _Stopped
+            if k in earlier_failure:
+                r.data["batch_failure"] = earlier_failure.pop(k)
+            results[k] = r
+            settled += 1
+            if on_result:
+                on_result(r)
+            if progress:
+                progress(settled)
 
-    while batches:
-        batch = batches.popleft()
-        child = _run_child(backend, profile, [programs[k] for k in batch], timeout_s,
-                           lambda j, r: settle(batch[j], r))
-        rest = batch[child.reported:]
-        if not rest:
-            continue
-        if len(batch) > 1 and child.ready:
-            earlier_failure[rest[0]] = child.failure
-            batches.extendleft([b for b in (rest[1:], rest[:1]) if b])
-        else:
-            for k in rest:
-                settle(k, CaseResult(programs[k].case_id, ERROR, child.failure))
+    def stop(e: BaseException) -> None:
+        with lock:
+            if not isinstance(e, _Stopped) and not stopped_by:
+                stopped_by.append(e)
+            lock.notify_all()
+        for proc in list(live):
+            _kill(proc)
+
+    def work() -> None:
+        """Take batches until none is left or running children can add none; a failed batch's
+        suspect goes first, alone, then the cases its child never started."""
+        nonlocal running
+        while True:
+            with lock:
+                while not batches and running and not stopped_by:
+                    lock.wait()
+                if stopped_by or not batches:
+                    return
+                batch = batches.popleft()
+                running += 1
+            try:
+                child = _run_child(backend, profile, [programs[k] for k in batch], timeout_s,
+                                   lambda j, r: settle(batch[j], r), live)
+                rest = batch[child.reported:]
+                if rest and len(batch) > 1 and child.ready:
+                    with lock:
+                        earlier_failure[rest[0]] = child.failure
+                        batches.extendleft([b for b in (rest[1:], rest[:1]) if b])
+                else:
+                    for k in rest:
+                        settle(k, CaseResult(programs[k].case_id, ERROR, child.failure))
+            except BaseException as e:
+                stop(e)
+                return
+            finally:
+                with lock:
+                    running -= 1
+                    lock.notify_all()
+
+    if jobs == 1:
+        work()
+    else:
+        for _ in range(min(jobs, len(batches))):
+            threading.Thread(target=work, name="tcgen05-supervisor", daemon=True).start()
+        try:
+            with lock:
+                while (batches or running) and not stopped_by:
+                    lock.wait()
+        except BaseException as e:
+            stop(e)
+    if stopped_by:
+        raise stopped_by[0]
     return results
+
+
+class _Stopped(Exception):
+    """Raised in a worker whose run was stopped by an exception elsewhere, to end its child."""
 
 
 @dataclass
@@ -136,9 +198,10 @@ class _Child:
     failure: str = ""
 
 
-def _run_child(backend: str, profile: str | None, programs: list[Program], timeout_s: float,
-               settle: Callable[[int, CaseResult], None]) -> _Child:
-    """Run one batch in a child under the watchdog, settling each result it reports by its index."""
+def _run_child(backend: str, profile: str | None, programs: list[Program], timeout_s: float | None,
+               settle: Callable[[int, CaseResult], None], live: set[subprocess.Popen]) -> _Child:
+    """Run one batch in a child under the watchdog (none when `timeout_s` is None), settling each
+    result it reports by its index; the child is in `live` while it runs."""
     with tempfile.TemporaryDirectory(prefix="tcgen05-supervisor-") as tmp:
         request = os.path.join(tmp, "request.json")
         with open(request, "w", encoding="utf-8") as f:
@@ -149,13 +212,15 @@ def _run_child(backend: str, profile: str | None, programs: list[Program], timeo
         with open(stderr_path, "wb") as stderr:
             proc = subprocess.Popen([sys.executable, "-m", "conformance.supervisor", request], stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=stderr, env=env, start_new_session=True)
+        live.add(proc)
         child = _Child()
         try:
-            timed_out = _read_results(proc, programs, time.monotonic() + timeout_s, child, settle)
+            deadline = None if timeout_s is None else time.monotonic() + timeout_s
+            timed_out = _read_results(proc, programs, deadline, child, settle)
         finally:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
+            _kill(proc)
             proc.wait()
+            live.discard(proc)
             proc.stdin.close()
             proc.stdout.close()
         if child.reported == len(programs) or child.failure:
@@ -173,15 +238,16 @@ def _run_child(backend: str, profile: str | None, programs: list[Program], timeo
         return child
 
 
-def _read_results(proc: subprocess.Popen, programs: list[Program], deadline: float, child: _Child,
+def _read_results(proc: subprocess.Popen, programs: list[Program], deadline: float | None, child: _Child,
                   settle: Callable[[int, CaseResult], None]) -> bool:
-    """Hand on the child's results until it closes its output; True when the deadline came first."""
+    """Hand on the child's results until it closes its output; True when the deadline (if any)
+    came first."""
     pending = b""
     with selectors.DefaultSelector() as selector:
         selector.register(proc.stdout, selectors.EVENT_READ)
         while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
                 return True
             if not selector.select(remaining):
                 continue
@@ -193,7 +259,7 @@ def _read_results(proc: subprocess.Popen, programs: list[Program], deadline: flo
                 if not _take(line, programs, child, settle):
                     return False
     try:
-        proc.wait(max(0.0, deadline - time.monotonic()))
+        proc.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
         return True
     return False
@@ -215,6 +281,15 @@ def _take(line: bytes, programs: list[Program], child: _Child, settle: Callable[
     settle(child.reported, result)
     child.reported += 1
     return True
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    """Kill a child's whole process group, if it is still running."""
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def _how_it_ended(returncode: int) -> str:

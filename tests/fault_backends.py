@@ -29,7 +29,16 @@ def planted_programs(*labels: str) -> list[Program]:
 
 
 class Planted:
+    """Also: `rendezvous` waits until $PLANTED_RENDEZVOUS cases labelled so have started (so they
+    pass only when they run at once, markers in $PLANTED_DIR), and `fail`, `error` or `skip` is
+    that outcome, a failure with the one-mismatch diff `DIFF`. $PLANTED_VERDICTS, words
+    `<case id>=<label>`, gives any program such a label (generated programs included)."""
+
     name = "planted"
+    DIFF = {"words": 4, "mismatched": 1, "first": [{
+        "place": "tmem", "cta": 0, "row": 5, "column": 17, "element": "D f32",
+        "expected_bits": 0x3FC00000, "actual_bits": 0x40000000, "expected": "1.5", "actual": "2"}]}
+    RENDEZVOUS_WAIT_S = 60
 
     def __init__(self, profile: str | None = None):
         self.profile = profile
@@ -45,23 +54,38 @@ class Planted:
             with open(os.environ["PLANTED_LOG"], "a", encoding="utf-8") as log:
                 log.write(f"{os.getpid()} {p.case_id}\n")
         time.sleep(float(os.environ.get("PLANTED_DELAY", "0")))
-        if p.label == "hang":
+        label = dict(word.split("=") for word in os.environ.get("PLANTED_VERDICTS", "").split()).get(p.case_id, p.label)
+        if label in ("fail", "error", "skip"):
+            return CaseResult(p.case_id, label, f"planted {label}", {"diff": self.DIFF} if label == "fail" else {})
+        if label == "rendezvous":
+            return self.rendezvous(p)
+        if label == "hang":
             time.sleep(3600)
-        elif p.label == "segv":
+        elif label == "segv":
             os.kill(os.getpid(), signal.SIGSEGV)
-        elif p.label == "exit":
+        elif label == "exit":
             os._exit(7)
-        elif p.label == "raise":
+        elif label == "raise":
             raise RuntimeError("planted failure")
-        elif p.label == "garbage":
+        elif label == "garbage":
             print("{not a result", flush=True)
             os.write(1, b"\xff\xfe raw bytes on file descriptor 1\n")
             sys.stderr.write("noise on stderr\n")
-        elif p.label == "crash-once":
+        elif label == "crash-once":
             marker = os.path.join(os.environ["PLANTED_DIR"], p.case_id)
             if not os.path.exists(marker):
                 open(marker, "w").close()
                 os._exit(9)
+        return CaseResult(p.case_id, PASS)
+
+    def rendezvous(self, p: Program) -> CaseResult:
+        directory, expected = os.environ["PLANTED_DIR"], int(os.environ["PLANTED_RENDEZVOUS"])
+        open(os.path.join(directory, f"rendezvous-{p.case_id}"), "w").close()
+        deadline = time.monotonic() + self.RENDEZVOUS_WAIT_S
+        while sum(name.startswith("rendezvous-") for name in os.listdir(directory)) < expected:
+            if time.monotonic() > deadline:
+                return CaseResult(p.case_id, "fail", f"rendezvous: fewer than {expected} cases ran at once")
+            time.sleep(0.01)
         return CaseResult(p.case_id, PASS)
 
 

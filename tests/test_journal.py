@@ -100,7 +100,8 @@ def test_run_refuses_to_resume_a_journal_of_another_run(tmp_path, capsys):
     assert err.startswith("tcgen05-conformance: error: journal ") and "refusing to resume" in err and err.count("\n") == 1
 
 
-@pytest.mark.parametrize("supervision", [[], ["--timeout", "60", "--batch-size", "8"]], ids=["in-process", "supervised"])
+@pytest.mark.parametrize("supervision", [[], ["--timeout", "60", "--batch-size", "8"], ["--jobs", "2", "--batch-size", "4"]],
+                         ids=["in-process", "supervised", "two-jobs"])
 def test_a_killed_run_resumes_without_losing_or_repeating_cases(tmp_path, supervision):
     examples, journal, log = 24, tmp_path / "journal", tmp_path / "executed"
     argv = [sys.executable, "-m", "conformance", "run", "--backend", PLANTED, "--examples", str(examples),
