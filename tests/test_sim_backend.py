@@ -90,6 +90,21 @@ def test_a_simulator_that_cannot_start_errors_every_case_without_hanging(program
     assert all("exited with status 3 without answering; last stderr line: no" in r.detail for r in results)
 
 
+def test_a_simulator_whose_program_cannot_be_executed_errors_each_case(programs, tmp_path):
+    script = tmp_path / "sim"
+    script.write_text("#!/nonexistent/interpreter\n")
+    script.chmod(0o755)
+    results = SimBackend(str(script), case_timeout_s=10).run(programs[:2])
+    assert [r.status for r in results] == ["error", "error"]
+    assert all(r.detail.startswith(f"case {p.case_id}: cannot start the simulator") for p, r in zip(programs, results))
+
+
+def test_an_endless_answer_line_is_a_protocol_error(programs):
+    script = "import sys\nsys.stdin.readline()\nwhile True: sys.stdout.write('x' * 65536)"
+    (r,) = SimBackend(shlex.join([sys.executable, "-c", script]), case_timeout_s=10).run(programs[:1])
+    assert r.status == "error" and "protocol error: the answer is not a JSON object: b'xxx" in r.detail
+
+
 def test_an_answer_for_another_case_is_a_protocol_error(programs):
     script = "import sys\nfor line in sys.stdin: print('{\"case_id\": \"other\", \"status\": \"ok\"}', flush=True)"
     (r,) = SimBackend(shlex.join([sys.executable, "-c", script]), case_timeout_s=10).run(programs[:1])

@@ -44,6 +44,7 @@ from oracles.execute import OracleResult
 
 TIMEOUT_ENV = "TCGEN05_SIM_TIMEOUT"
 DEFAULT_CASE_TIMEOUT_S = 60.0
+MAX_ANSWER_BYTES = 1 << 20  # an answer line longer than this is garbage
 STOP_GRACE_S = 2.0  # how long a simulator may take to exit once its stdin is closed
 _SHOWN_BYTES = 120
 
@@ -128,7 +129,10 @@ class Simulator:
         simulator hangs, dies or answers with something else (it is then stopped)."""
         if self.proc is None or self.proc.poll() is not None:
             self.stop()
-            self._start()
+            try:
+                self._start()
+            except OSError as e:
+                raise SimulatorFault(f"cannot start the simulator {self.argv[0]!r} ({e.strerror or e})") from None
         try:
             self.proc.stdin.write((json.dumps(request) + "\n").encode())
             self.proc.stdin.flush()
@@ -148,7 +152,8 @@ class Simulator:
         return answer
 
     def _read_line(self, deadline: float) -> bytes | None:
-        """The next non-blank stdout line; None at the deadline; SimulatorFault at end of file."""
+        """The next non-blank stdout line (or MAX_ANSWER_BYTES of one that does not end); None at
+        the deadline; SimulatorFault at end of file."""
         with selectors.DefaultSelector() as selector:
             selector.register(self.proc.stdout, selectors.EVENT_READ)
             while True:
@@ -165,6 +170,8 @@ class Simulator:
                 if not chunk:
                     raise self._died()
                 self.pending += chunk
+                if len(self.pending) > MAX_ANSWER_BYTES:
+                    return self.pending
 
     def _died(self) -> SimulatorFault:
         proc = self.proc
