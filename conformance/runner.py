@@ -133,10 +133,10 @@ class RunOutcome:
 
 
 class Progress:
-    """Cases done, rate and ETA on a terminal; silent when stderr is not one or under CI."""
+    """Cases (or other `unit`s) done, rate and ETA on a terminal; silent when stderr is not one or under CI."""
 
-    def __init__(self, label: str, total: int):
-        self.label, self.total, self.start = label, total, time.perf_counter()
+    def __init__(self, label: str, total: int, unit: str = "cases"):
+        self.label, self.total, self.unit, self.start = label, total, unit, time.perf_counter()
         self.live = sys.stderr.isatty() and os.environ.get("CI") != "true"
 
     def __call__(self, done: int) -> None:
@@ -145,7 +145,7 @@ class Progress:
         elapsed = time.perf_counter() - self.start
         rate = done / elapsed if elapsed else 0.0
         eta = (self.total - done) / rate if rate else 0.0
-        sys.stderr.write(f"\r[{self.label}] {done}/{self.total} cases, {rate:.1f}/s, ETA {eta:.0f}s ")
+        sys.stderr.write(f"\r[{self.label}] {done}/{self.total} {self.unit}, {rate:.1f}/s, ETA {eta:.0f}s ")
         if done == self.total:
             sys.stderr.write("\n")
         sys.stderr.flush()
