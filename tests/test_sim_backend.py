@@ -22,7 +22,7 @@ from oracles.execute import run
 
 ADAPTER = str(Path(__file__).resolve().parents[1] / "examples" / "sim_adapter" / "oracle_sim.py")
 FAULT_SIMULATOR = str(Path(__file__).resolve().parent / "fault_simulator.py")
-MUTANT = "swizzle-phase-bits-swapped"
+MUTANT = "swizzle-xor-one-bit-high"
 
 
 def _adapter(*flags: str) -> str:

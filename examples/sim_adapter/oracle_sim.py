@@ -5,7 +5,8 @@ line, read case.json, compute, write the raw state files, answer one line).
     tcgen05-conformance run --backend 'sim:python examples/sim_adapter/oracle_sim.py'
     tcgen05-conformance run --backend 'sim:python examples/sim_adapter/oracle_sim.py --mutant NAME'
 
-`--mutant NAME` injects one known bug: the run must then fail, naming the first wrong word.
+`--mutant NAME` plants one of the realistic bugs of `conformance/mutants.py` (docs/mutants.md)
+in the oracle it computes with: the run must then fail, naming the first wrong word.
 """
 
 from __future__ import annotations
@@ -21,40 +22,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout, for any Python with numpy / ml_dtypes
 
+from conformance.mutants import MUTANTS  # noqa: E402
 from conformance.program import from_json  # noqa: E402
-from oracles import smem_operand  # noqa: E402
 from oracles.execute import run  # noqa: E402
 from oracles.state import NotModelled, UndefinedBehaviour  # noqa: E402
-
-
-def _swizzle_phase_bits_swapped(addresses, mode, base_offset):
-    """smem_operand.swizzle with bits 0 and 1 of the row phase swapped (a plausible decoder bug:
-    64B and 128B swizzles permute the wrong 16-byte chunks)."""
-    b, m = smem_operand.SWIZZLE_BITS[mode]
-    if b < 2:
-        return ORIGINAL_SWIZZLE(addresses, mode, base_offset)
-    phase = ((addresses >> 7) - base_offset) & ((1 << b) - 1)
-    swapped = (phase & ~3) | ((phase & 1) << 1) | ((phase >> 1) & 1)
-    return addresses ^ (swapped << m)
-
-
-ORIGINAL_SWIZZLE = smem_operand.swizzle
-LOCAL_MUTANTS = {"swizzle-phase-bits-swapped": (smem_operand, "swizzle", _swizzle_phase_bits_swapped)}
-
-
-@contextlib.contextmanager
-def mutant_applied(name: str | None):
-    """The oracle with mutant `name` patched in, for the duration."""
-    if name is None:
-        yield
-        return
-    module, attribute, replacement = LOCAL_MUTANTS[name]
-    original = getattr(module, attribute)
-    setattr(module, attribute, replacement)
-    try:
-        yield
-    finally:
-        setattr(module, attribute, original)
 
 
 def write_state(out: str, layout: dict, state) -> None:
@@ -83,9 +54,9 @@ def answer(request: dict) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--mutant", choices=sorted(LOCAL_MUTANTS), help="inject this bug into the oracle")
+    parser.add_argument("--mutant", choices=sorted(MUTANTS), metavar="NAME", help="plant this bug (conformance/mutants.py)")
     args = parser.parse_args(argv)
-    with mutant_applied(args.mutant):
+    with MUTANTS[args.mutant].applied() if args.mutant else contextlib.nullcontext():
         for line in sys.stdin:  # one request per line, until the harness closes stdin
             print(json.dumps(answer(json.loads(line))), flush=True)
     return 0
