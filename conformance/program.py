@@ -55,8 +55,10 @@ class TmemRegion:
 
 
 #: Register operands a Hopper program may carry, as matrices (the kernel distributes them over
-#: the threads' registers by the ISA's fragment layouts): the accumulator C (M x N) of wgmma.
-MATRIX_NAMES = ("c",)
+#: the threads' registers by the ISA's fragment layouts): the accumulator C (M x N) of wgmma,
+#: A (M x K) when wgmma reads A from registers, and the sparsity metadata register of each thread
+#: of sparse wgmma, E (128 threads x 1 word: which bits count is the ISA's, not the program's).
+MATRIX_NAMES = ("c", "a", "e")
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """Register fragments: which matrix element each thread's register holds, for warp-level
-`mma.sync` and for the `wgmma` accumulator.
+`mma.sync`, for the `wgmma` accumulator and for wgmma's A in registers.
 
 The PTX ISA shows these only as figures (9.7.14.5.x "Matrix Fragments", 9.7.15.5.1.1); the same
 facts are public as CuTe (thread, value) -> element layouts in CUTLASS, which are kept here as data
@@ -76,6 +76,40 @@ MMA_SYNC_SHAPES: dict[int, MmaSyncShape] = {
     8: MmaSyncShape(32, Fragment(_T32(64), ((4, 16), (2, 8), (2, 256)), 16),
                     Fragment(_T32(32), ((4, 8), (2, 128)), 8)),
 }
+
+
+# CUTLASS include/cute/atom/mma_traits_sm90_gmma.hpp: the register-source A layouts of wgmma
+# (ALayout_64x8 for 32-bit types, ALayout_64x16 for 16-bit, ALayout_64x32 for 8-bit), by input width.
+WGMMA_A: dict[int, Fragment] = {
+    32: Fragment(((4, 64), (8, 1), (4, 16)), ((2, 8), (2, 256)), 64),
+    16: Fragment(((4, 128), (8, 1), (4, 16)), ((2, 64), (2, 8), (2, 512)), 64),
+    8: Fragment(((4, 256), (8, 1), (4, 16)), ((4, 64), (2, 8), (2, 1024)), 64),
+}
+
+
+# The sparsity metadata register of sparse wgmma (wgmma.mma_async.sp), by input width: CUTLASS
+# include/cute/atom/mma_traits_sm90_gmma_sparse.hpp ELayout_64x16 (tf32, K = 16), ELayout_64x32
+# (16-bit, K = 32), ELayout_64x64 (8-bit, K = 64). Rows are A's 64 rows, columns its logical (not
+# compressed) K; each thread's one 32-bit register holds the values in order, 32 / values bits each.
+# A thread mode of stride 0 is a pair of threads holding the same metadata: the sparsity selector
+# picks which of the two the instruction reads (`selected_threads`).
+WGMMA_METADATA: dict[int, Fragment] = {
+    32: Fragment(((2, 512), (2, 0), (8, 1), (4, 16)), ((8, 64), (2, 8)), 64),
+    16: Fragment(((2, 1024), (2, 0), (8, 1), (4, 16)), ((16, 64), (2, 8)), 64),
+    8: Fragment(((2, 8), (2, 2048), (8, 1), (4, 16)), ((32, 64),), 64),
+}
+
+
+def selected_threads(fragment: Fragment, selector: int) -> np.ndarray:
+    """bool [threads]: the threads whose metadata a sparse instruction reads with this selector:
+    those whose index along the layout's stride-0 thread mode equals it (all, without one)."""
+    index = np.arange(fragment.thread_count)
+    chosen = np.ones(fragment.thread_count, bool)
+    for size, stride in fragment.threads:
+        if stride == 0:
+            chosen &= index % size == selector
+        index = index // size
+    return chosen
 
 
 def wgmma_accumulator(n: int) -> Fragment:

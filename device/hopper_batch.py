@@ -3,8 +3,8 @@ descriptors, scale-d and operand data vary) run in one launch, one CTA each, wit
 images, control records and operand registers moved in bulk (`device.ptx.kernels.hopper_kernel`).
 
 The register operands travel as matrices in the program (`Program.matrices`); they are spread over
-the threads by the ISA's wgmma accumulator fragment (`device.fragments.wgmma_accumulator`, PTX ISA
-9.7.15.5.1.1) and D is gathered back the same way.
+the threads by the ISA's wgmma fragments (`device.fragments.WGMMA_A` for A in registers,
+`wgmma_accumulator` for C; PTX ISA 9.7.15.5.1.1) and D is gathered back the same way.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from conformance.instructions import WgmmaMma
 from conformance.isa import hopper as hopper_isa
 from conformance.isa.mma import TYPE_BITS
 from conformance.program import Program
-from device.fragments import pack_registers, register_elements, unpack_registers, wgmma_accumulator
+from device.fragments import WGMMA_A, pack_registers, register_elements, unpack_registers, wgmma_accumulator
 from device.ptx.kernels import HOPPER_CONTROL_BYTES, HopperForm, UnsupportedProgram, hopper_form, hopper_kernel, smem_bytes
 
 MAX_CTAS_PER_LAUNCH = 4096  # bounds a launch's buffers (~1 GB of images at the largest programs)
@@ -46,30 +46,38 @@ def _accumulator_layout(op: WgmmaMma) -> tuple[np.ndarray, np.ndarray, int]:
 
 
 def pack(programs: Sequence[Program]) -> Batch:
-    """The kernel inputs of programs that share one form (wgmma only: mma.sp carries no register
-    images yet)."""
+    """The kernel inputs of programs that share one form (wgmma; mma.sp programs carry no register
+    images yet). Each thread's last word is its sparsity metadata register (matrix "e")."""
     form = hopper_form(programs[0])
     op = form.op
-    if not isinstance(op, WgmmaMma) or op.a_in_registers or op.sparse:
-        raise UnsupportedProgram(f"the Hopper batch runner runs dense wgmma with A in shared memory, not {op.OP} "
-                                 f"{'with A in registers' if getattr(op, 'a_in_registers', False) else ''}".rstrip())
+    if not isinstance(op, WgmmaMma):
+        raise UnsupportedProgram(f"the Hopper batch runner runs wgmma, not {op.OP}")
     size = max(smem_bytes(p) for p in programs)
     images = np.zeros((len(programs), size), np.uint8)
     control = np.zeros((len(programs), HOPPER_CONTROL_BYTES), np.uint8)
     c = np.zeros((len(programs), hopper_isa.WGMMA_M, op.n), np.uint32)
+    k = hopper_isa.WGMMA_TYPES[hopper_isa.wgmma_type_family(op.atype)].k_dense
+    a = np.zeros((len(programs), hopper_isa.WGMMA_M, k), np.uint32)
+    e = np.zeros((len(programs), form.threads, 1), np.uint32)
     for i, p in enumerate(programs):
         for segment in p.smem:
             images[i, segment.offset:segment.offset + len(segment.data)] = np.frombuffer(segment.data, np.uint8)
         q = p.ops[0]
         control[i, :16] = np.array([q.a_desc, q.b_desc], "<u8").view(np.uint8)
         control[i, 16:20] = np.array([int(q.scale_d)], "<u4").view(np.uint8)
-        matrix = p.matrix("c")
-        if matrix is not None:
-            c[i] = matrix
-    rows, cols, bits = _accumulator_layout(op)
-    words = pack_registers(c, rows, cols, bits)  # [B, registers, threads]
+        for name, into in (("c", c), ("a", a), ("e", e)):
+            matrix = p.matrix(name)
+            if matrix is not None:
+                into[i] = matrix
+    parts = []  # [B, registers, threads] in the kernel's load order: A (when in registers), then C
+    if op.a_in_registers:
+        bits = TYPE_BITS[op.atype]
+        parts.append(pack_registers(a, *register_elements(WGMMA_A[bits], bits), bits))
+    parts.append(pack_registers(c, *_accumulator_layout(op)))
+    words = np.concatenate(parts, axis=1)
     registers = np.zeros((len(programs), form.threads, form.words_in), np.uint32)
     registers[:, :, :words.shape[1]] = words.transpose(0, 2, 1)
+    registers[:, :, -1] = e[:, :, 0]
     return Batch(form, size, images, control, registers)
 
 

@@ -23,6 +23,7 @@ from conformance.isa import mma
 from conformance.program import SMEM_BYTES, MatrixImage, Program, SmemSegment, TmemRegion
 from generators import instructions as legal
 from generators import numeric_vectors
+from device.fragments import WGMMA_METADATA, selected_threads
 from generators.operand_images import SCALE_CODES, exact_codes, write_bits, write_word_fields
 from oracles.mma import MmaShape, shape_of
 from oracles.smem_operand import element_bit_addresses, storage_for
@@ -171,34 +172,70 @@ def _discriminating_operands(rng: np.random.Generator, op: WgmmaMma, k: int) -> 
             "c": np.repeat(as_words(c[:hopper_isa.WGMMA_M])[:, None], op.n, axis=1)}
 
 
+#: Metadata nibbles of 2:4 sparsity with the two indices in increasing order (the six patterns of
+#: two of four; PTX ISA 9.7.15.5.1) and of tf32's 1:2 sparsity (0b0100 first, 0b1110 second element).
+WGMMA_METADATA_NIBBLES = {16: (0b0100, 0b1000, 0b1100, 0b1001, 0b1101, 0b1110), 32: (0b0100, 0b1110)}
+
+
+def _sparse_metadata(rng: np.random.Generator, op: WgmmaMma) -> tuple[np.ndarray, np.ndarray]:
+    """Each thread's metadata word [128] for sparse wgmma, and the logical column of every stored A
+    element [64, K / 2] it encodes. The threads the selector reads hold random valid nibbles placed
+    by `device.fragments.WGMMA_METADATA`; the others hold random words the instruction must ignore."""
+    bits = mma.TYPE_BITS[op.atype]
+    fragment = WGMMA_METADATA[bits]
+    nibbles = rng.choice(WGMMA_METADATA_NIBBLES[32 if bits == 32 else 16], (hopper_isa.WGMMA_M, op.k // (2 if bits == 32 else 4)))
+    if bits == 32:  # 2 bits per logical tf32 element
+        fields = np.stack([nibbles & 3, nibbles >> 2], axis=-1).reshape(hopper_isa.WGMMA_M, op.k)
+        positions = 2 * np.arange(op.k // 2) + ((nibbles & 3) >> 1)
+    else:  # 1 bit per logical element
+        fields = ((nibbles[..., None] >> np.arange(4)) & 1).reshape(hopper_isa.WGMMA_M, op.k)
+        pairs = np.stack([nibbles & 3, nibbles >> 2], axis=-1)
+        positions = (4 * np.arange(op.k // 4)[:, None] + pairs).reshape(hopper_isa.WGMMA_M, op.k // 2)
+    rows, cols = fragment.elements()
+    per = 32 // fragment.value_count
+    words = (fields[rows, cols].astype(np.uint64) << (per * np.arange(fragment.value_count, dtype=np.uint64))).sum(axis=1)
+    words = words.astype(np.uint32)
+    ignored = ~selected_threads(fragment, op.sparse_selector)
+    words[ignored] = rng.integers(0, 2**32, int(ignored.sum()), dtype=np.uint32)
+    return words, positions
+
+
 @st.composite
 def hopper_programs(draw, target: str = "sm_90a", inputs: str = "exact", forms: str = "any") -> Program:
     """A wgmma (operands in shared memory with its image, the accumulator C as a matrix) or an
     mma.sp program. `inputs`: "exact" (small exactly summable values, profile exact) or
     "discriminating" (`generators.numeric_vectors` families, NaN/Inf/subnormals included, profile
-    sm_90a). `forms`: "any", or "modelled" (dense wgmma with A in shared memory: what the oracle
-    computes)."""
+    sm_90a). `forms`: "any", or "modelled" (what the oracle computes: wgmma, dense with A in shared
+    memory or registers, or sparse with A in shared memory)."""
     if inputs not in INPUTS:
         raise ValueError(f"inputs must be one of {INPUTS}, not {inputs!r}")
-    dense_smem = forms == "modelled"
-    wgmma = legal.wgmma(target, reach="compact", sparse=False if dense_smem else None,
-                        a_in_registers=False if dense_smem else None)
-    op = draw(wgmma if dense_smem else st.one_of(wgmma, legal.mma_sp(target)))
+    if forms == "modelled":
+        op = draw(st.one_of(legal.wgmma(target, reach="compact", sparse=False),
+                            legal.wgmma(target, reach="compact", sparse=True, a_in_registers=False)))
+    else:
+        op = draw(st.one_of(legal.wgmma(target, reach="compact"), legal.mma_sp(target)))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     images = _Images([np.zeros(16, np.uint8)], np.zeros((1, 0, 0), np.uint32))
     matrices = ()
     profile = "exact" if inputs == "exact" else "sm_90a"
     if isinstance(op, WgmmaMma):
-        k = hopper_isa.WGMMA_TYPES[hopper_isa.wgmma_type_family(op.atype)].k_dense
+        k = hopper_isa.WGMMA_TYPES[hopper_isa.wgmma_type_family(op.atype)].k_dense  # stored A columns
         if inputs == "exact":
-            codes = {"a": None, "b": None,
+            codes = {"a": rng.choice(exact_codes(op.atype), (hopper_isa.WGMMA_M, k)), "b": None,
                      "c": rng.choice(exact_codes(op.dtype, accumulator=True), (hopper_isa.WGMMA_M, op.n))}
         else:
-            codes = _discriminating_operands(rng, op, k)
-        if not op.a_in_registers:
+            codes = _discriminating_operands(rng, op, op.k)
+        if op.sparse:
+            e, positions = _sparse_metadata(rng, op)
+            if inputs != "exact":  # the designed vectors' elements at the metadata's positions
+                codes["a"] = np.take_along_axis(codes["a"], positions, axis=1)
+            matrices += (MatrixImage("e", 128, 1, e.astype("<u4").tobytes()),)
+        if op.a_in_registers:
+            matrices += (MatrixImage("a", hopper_isa.WGMMA_M, k, codes["a"].astype("<u4").tobytes()),)
+        else:
             _smem_operand(images, rng, 0, op.a_desc, not op.imm_trans_a, hopper_isa.WGMMA_M, k, op.atype, False, "sm90",
                           codes["a"])
-        _smem_operand(images, rng, 0, op.b_desc, not op.imm_trans_b, op.n, k, op.btype, False, "sm90", codes["b"])
-        matrices = (MatrixImage("c", hopper_isa.WGMMA_M, op.n, codes["c"].astype("<u4").tobytes()),)
+        _smem_operand(images, rng, 0, op.b_desc, not op.imm_trans_b, op.n, op.k, op.btype, False, "sm90", codes["b"])
+        matrices += (MatrixImage("c", hopper_isa.WGMMA_M, op.n, codes["c"].astype("<u4").tobytes()),)
     return Program(target=target, ops=(op,), profile=profile, smem=(SmemSegment(0, images.smem[0].tobytes()),),
                    matrices=matrices, label=op.OP)

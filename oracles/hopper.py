@@ -3,8 +3,9 @@ through the same descriptor gathering as tcgen05 (9.7.15.5.1.2 shares the canoni
 sm_90 descriptor layout is assumption A-WGMMA-DESC).
 
 The accumulator C comes from the program's matrix "c" (zero when the program has none); with
-the scale-d predicate false, D = A x B and C is not read. Operands A in registers and sparse A
-are not modelled yet.
+the scale-d predicate false, D = A x B and C is not read. A in registers comes from the matrix
+"a" (64 x K). Sparse wgmma (.sp) reads the compressed A (64 x K/2) from shared memory and each
+thread's metadata word from the matrix "e" (128 x 1); sparse A in registers is not modelled yet.
 """
 
 from __future__ import annotations
@@ -16,29 +17,81 @@ from conformance.instructions import WgmmaMma
 from conformance.isa import hopper as isa
 from conformance.isa import mma as tcgen05_isa
 from oracles import numerics
-from oracles.smem_operand import gather, storage_for
+from oracles.numerics.matmul import sparse_matmul
+from oracles.smem_operand import SWIZZLE_ROW_BYTES, gather, storage_for
+from device.fragments import WGMMA_METADATA, selected_threads
 from oracles.state import MachineState, NotModelled, UndefinedBehaviour
+
+THREADS = 128  # one warpgroup
+
+
+def _matrix(state: MachineState, name: str, shape: tuple[int, int]) -> np.ndarray | None:
+    """The program's register operand `name`, refused when it is not `shape`."""
+    m = state.matrices.get(name)
+    if m is not None and m.shape != shape:
+        raise UndefinedBehaviour(f"the program's {name} is {m.shape[0]} x {m.shape[1]}; the instruction reads {shape[0]} x {shape[1]}")
+    return m
+
+
+def sparse_positions(e_words: np.ndarray, bits: int, k_logical: int, selector: int) -> np.ndarray:
+    """The logical K column of every stored (compressed) A element of sparse wgmma, int64
+    [64, k_logical / 2], from each thread's metadata word [128] and the sparsity selector.
+
+    The metadata of row r, group j is a nibble of two 2-bit indices (the low pair for the first
+    stored element): positions in a group of four elements for 16- and 8-bit types (2:4), in a pair
+    of tf32 elements counted in 16-bit halves (1:2: 0b0100 = the first, 0b1110 = the second),
+    PTX ISA 9.7.15.5.1 (sparse wgmma); which thread holds which bits is `WGMMA_METADATA`."""
+    fragment = WGMMA_METADATA[bits]
+    rows, cols = fragment.elements()
+    per = 32 // fragment.value_count
+    fields = (e_words.astype(np.int64)[:, None] >> (per * np.arange(fragment.value_count))) & ((1 << per) - 1)
+    chosen = selected_threads(fragment, selector)
+    meta = np.zeros((isa.WGMMA_M, k_logical), np.int64)
+    meta[rows[chosen], cols[chosen]] = fields[chosen]
+    if bits == 32:
+        first = meta[:, 0::2] & 3  # index of the first half of the stored element
+        return 2 * np.arange(k_logical // 2) + (first >> 1)
+    nibble = meta[:, 0::4] | meta[:, 1::4] << 1 | meta[:, 2::4] << 2 | meta[:, 3::4] << 3
+    index = np.stack([nibble & 3, nibble >> 2], axis=-1)
+    return (4 * np.arange(k_logical // 4)[:, None] + index).reshape(isa.WGMMA_M, k_logical // 2)
 
 
 def wgmma(state: MachineState, op: WgmmaMma, profile: str) -> np.ndarray:
-    """D codes [64, N] (uint32; 16-bit D in the low half) of one wgmma.mma_async."""
-    if op.a_in_registers or op.sparse:
-        raise NotModelled("wgmma with A in registers or .sp reads registers, which programs do not carry yet")
-    family = isa.WGMMA_TYPES[isa.wgmma_type_family(op.atype)]
-    k = family.k_dense
+    """D codes [64, N] (uint32; 16-bit D in the low half) of one wgmma.mma_async{.sp}."""
+    if op.sparse and op.a_in_registers:
+        raise NotModelled("sparse wgmma with A in registers is not modelled yet")
+    k = isa.WGMMA_TYPES[isa.wgmma_type_family(op.atype)].k_dense  # stored A columns (K / 2 when sparse)
 
-    def operand(desc: int, type_name: str, rows: int, transposed: int | None, scale: int) -> np.ndarray:
-        bits = tcgen05_isa.TYPE_BITS[type_name]
-        codes = gather(state, 0, sdesc_codec.decode(desc, "sm90"), not transposed, rows, k, storage_for(bits, False), "wgmma")
+    def from_smem(desc: int, type_name: str, rows: int, transposed: int | None, columns: int) -> np.ndarray:
+        storage = storage_for(tcgen05_isa.TYPE_BITS[type_name], False)
+        return gather(state, 0, sdesc_codec.decode(desc, "sm90"), not transposed, rows, columns, storage, "wgmma")
+
+    def scaled(codes: np.ndarray, type_name: str, scale: int) -> np.ndarray:
         # imm-scale-a / imm-scale-b = -1 negates the operand (9.7.15.5.2): flip each sign bit.
-        return codes ^ np.uint32(1 << (bits - 1)) if scale == -1 else codes
+        return codes ^ np.uint32(1 << (tcgen05_isa.TYPE_BITS[type_name] - 1)) if scale == -1 else codes
 
-    a = operand(op.a_desc, op.atype, isa.WGMMA_M, op.imm_trans_a, op.imm_scale_a)
-    b = operand(op.b_desc, op.btype, op.n, op.imm_trans_b, op.imm_scale_b)
-    c = state.matrices.get("c")
+    b_desc = sdesc_codec.decode(op.b_desc, "sm90")
+    if op.sparse and not op.imm_trans_b and b_desc.swizzle != "none" and \
+            SWIZZLE_ROW_BYTES[b_desc.swizzle] * 8 < op.k * tcgen05_isa.TYPE_BITS[op.btype]:
+        raise NotModelled(f"K-major B rows of {op.k * tcgen05_isa.TYPE_BITS[op.btype] // 8} bytes in a {b_desc.swizzle} swizzle atom: "
+                          "the canonical layout read on the H100 is open (assumption A-WGMMA-SP-KMAJOR-ATOM)")
+    if op.a_in_registers:
+        a = _matrix(state, "a", (isa.WGMMA_M, k))
+        if a is None:
+            raise UndefinedBehaviour('wgmma reads A from registers, and the program carries no matrix "a"')
+    else:
+        a = from_smem(op.a_desc, op.atype, isa.WGMMA_M, op.imm_trans_a, k)
+    a = scaled(a, op.atype, op.imm_scale_a)
+    b = scaled(from_smem(op.b_desc, op.btype, op.n, op.imm_trans_b, op.k), op.btype, op.imm_scale_b)
+    c = _matrix(state, "c", (isa.WGMMA_M, op.n))
     if c is None or not op.scale_d:  # scale-d false: D = A x B (9.7.15.5.2), as adding +0
         c = np.zeros((isa.WGMMA_M, op.n), dtype=np.uint32)
-    elif c.shape != (isa.WGMMA_M, op.n):
-        raise UndefinedBehaviour(f"the program's C is {c.shape[0]} x {c.shape[1]}, wgmma m64n{op.n} reads 64 x {op.n}")
-    return numerics.matmul(a, b, c, op.atype, op.btype, op.dtype, profile,
-                           saturate=op.satfinite if op.dtype == "s32" else None)
+    saturate = op.satfinite if op.dtype == "s32" else None
+    if not op.sparse:
+        return numerics.matmul(a, b, c, op.atype, op.btype, op.dtype, profile, saturate=saturate)
+    e = _matrix(state, "e", (THREADS, 1))
+    if e is None:
+        raise UndefinedBehaviour('sparse wgmma reads its metadata register, and the program carries no matrix "e"')
+    columns = sparse_positions(e[:, 0], tcgen05_isa.TYPE_BITS[op.atype], op.k, op.sparse_selector)
+    # each row multiplies its stored A elements by the B rows its metadata selects
+    return sparse_matmul(a, b, columns, c, op.atype, op.btype, op.dtype, profile, saturate=saturate)

@@ -10,10 +10,12 @@ import json
 import numpy as np
 import pytest
 
+from conformance.backends.base import CaseResult
 from conformance.backends.hopper import HopperBackend, expected_state, reason_for
 from conformance.program import MatrixImage, ProgramError, dumps, loads
 from device.hopper_batch import pack, unpack_d
 from device.hopper_campaign import input_formats, prepare
+from conformance.isa.mma import TYPE_BITS
 from device.ptx.kernels import HOPPER_CONTROL_BYTES, hopper_form, hopper_kernel
 from generators.programs import hopper_programs
 from generators.sampling import draw_examples
@@ -45,7 +47,7 @@ def test_malformed_matrices_are_one_line_errors(change, message):
     assert "\n" not in str(e.value) and "$.matrices[0]" in str(e.value)
 
 
-def _fragment_element(thread: int, i: int, per_register: int) -> tuple[int, int]:
+def _fragment_element(thread: int, i: int, _: int) -> tuple[int, int]:
     """(row, column) of accumulator element i of a thread, from the PTX ISA's wgmma D fragment
     (9.7.15.5.1.1): row = 16 warp + groupID (+ 8 for the second pair of each group of four),
     column = 8 (i // 4) + 2 threadID_in_group + (i % 2)."""
@@ -54,19 +56,52 @@ def _fragment_element(thread: int, i: int, per_register: int) -> tuple[int, int]
     return 16 * warp + group + 8 * ((i % 4) // 2), 8 * (i // 4) + 2 * in_group + i % 2
 
 
-@pytest.mark.parametrize("p", [p for p in EXACT + DISCRIMINATING][:12], ids=lambda p: f"{p.ops[0].dtype}-n{p.ops[0].n}")
-def test_c_is_packed_by_the_isa_fragment_and_d_unpacks_back(p):
+def _a_element(thread: int, i: int, bits: int) -> tuple[int, int]:
+    """(row, column) of A element i of a thread when wgmma reads A from registers: each warp holds
+    16 rows as the warp-level mma.m16n8k{8,16,32} A fragment does (PTX ISA 9.7.15.5.1.1 and
+    9.7.14.5.x: row = groupID (+ 8), column from threadID_in_group)."""
+    warp, lane = divmod(thread, 32)
+    group, tig = divmod(lane, 4)
+    if bits == 32:
+        return 16 * warp + group + 8 * (i % 2), tig + 4 * (i // 2)
+    if bits == 16:
+        return 16 * warp + group + 8 * ((i // 2) % 2), 2 * tig + i % 2 + 8 * (i // 4)
+    return 16 * warp + group + 8 * ((i // 4) % 2), 4 * tig + i % 4 + 16 * (i // 8)
+
+
+def _field(words: np.ndarray, thread: int, i: int, bits: int) -> int:
+    per = 32 // bits
+    return (int(words[thread, i // per]) >> (bits * (i % per))) & ((1 << bits) - 1)
+
+
+SAMPLED = (EXACT + DISCRIMINATING)[:16]
+
+
+@pytest.mark.parametrize("p", SAMPLED, ids=lambda p: f"{p.ops[0].atype}-{p.ops[0].dtype}-n{p.ops[0].n}-areg{int(p.ops[0].a_in_registers)}")
+def test_registers_follow_the_isa_fragments_and_d_unpacks_back(p):
     batch = pack([p])
     op, c = p.ops[0], p.matrix("c")
-    per = 2 if op.dtype == "f16" else 1
     words = batch.registers[0]
+    first_c = 4 if op.a_in_registers else 0
+    c_bits = 16 if op.dtype == "f16" else 32
     for thread in (0, 5, 37, 127):
         for i in range(0, op.n // 2, 3):
-            row, col = _fragment_element(thread, i, per)
-            word = int(words[thread, i // per])
-            got = (word >> (16 * (i % per))) & 0xFFFF if per == 2 else word
-            assert got == int(c[row, col]), (thread, i)
-    assert np.array_equal(unpack_d(batch.form, batch.registers[:, :, :batch.form.words_out])[0], c)
+            row, col = _fragment_element(thread, i, 0)
+            assert _field(words[:, first_c:], thread, i, c_bits) == int(c[row, col]) & ((1 << c_bits) - 1), (thread, i)
+        if op.a_in_registers:
+            bits = {"tf32": 32, "f16": 16, "bf16": 16}.get(op.atype, 8)
+            a = p.matrix("a")
+            for i in range(4 * 32 // bits):
+                row, col = _a_element(thread, i, bits)
+                assert _field(words[:, :4], thread, i, bits) == int(a[row, col]), (thread, i)
+    if op.sparse:
+        assert np.array_equal(words[:, -1], p.matrix("e")[:, 0])
+    d_words = batch.registers[:, :, first_c:first_c + batch.form.words_out]
+    assert np.array_equal(unpack_d(batch.form, d_words)[0], c)
+
+
+def test_the_sample_reads_a_from_registers_and_from_shared_memory():
+    assert {p.ops[0].a_in_registers for p in SAMPLED} == {True, False}
 
 
 def test_control_records_hold_descriptors_and_scale_d():
@@ -94,7 +129,8 @@ def test_d_is_ab_plus_c_and_scale_d_false_ignores_c(p):
     depend on C."""
     op = p.ops[0]
     with_c = dataclasses.replace(p, ops=(dataclasses.replace(op, scale_d=True),))
-    zero_c = dataclasses.replace(with_c, matrices=(MatrixImage("c", 64, op.n, bytes(4 * 64 * op.n)),))
+    zero = MatrixImage("c", 64, op.n, bytes(4 * 64 * op.n))
+    zero_c = dataclasses.replace(with_c, matrices=tuple(zero if m.name == "c" else m for m in p.matrices))
     no_acc = dataclasses.replace(p, ops=(dataclasses.replace(op, scale_d=False),))
     d_c, d_0, d_off = (run(q, "exact").hopper_d for q in (with_c, zero_c, no_acc))
     np.testing.assert_array_equal(_values(d_c, op.dtype), _values(d_0, op.dtype) + _values(p.matrix("c"), op.dtype))
@@ -110,8 +146,9 @@ def test_skip_reasons():
 
     tcgen05 = generate_programs(1, 0)[0]
     assert expected_state(tcgen05).status == "skip" and "blackwell" in expected_state(tcgen05).detail
-    sparse = draw_examples(hopper_programs(), 60, 7)
-    skipped = [expected_state(p) for p in sparse if getattr(p.ops[0], "sparse", False) or p.ops[0].OP == "mma.sp"]
+    drawn = draw_examples(hopper_programs(), 80, 7)
+    unmodelled = [p for p in drawn if p.ops[0].OP == "mma.sp" or (p.ops[0].sparse and p.ops[0].a_in_registers)]
+    skipped = [expected_state(p) for p in unmodelled]
     assert skipped and all(s.status == "skip" and "not modelled" in s.detail for s in skipped)
 
 
@@ -120,6 +157,104 @@ def test_campaign_chunks_alternate_inputs_and_name_their_kernels():
     assert (first["inputs"], second["inputs"]) == ("exact", "discriminating")
     for chunk in (first, second):
         assert [hopper_kernel(hopper_form(p)) for p in chunk["programs"]] == chunk["texts"]
-        assert all(e.hopper_d.shape == (64, p.ops[0].n) for p, e in zip(chunk["programs"], chunk["expected"]))
+        assert all(e.hopper_d.shape == (64, p.ops[0].n) for p, e in zip(chunk["programs"], chunk["expected"])
+                   if not isinstance(e, CaseResult))
     mixed = [p for p in DISCRIMINATING + EXACT if p.ops[0].atype != p.ops[0].btype]
     assert all(len(input_formats(p)) == 2 for p in mixed)
+
+
+def test_a_from_registers_equals_the_same_a_from_shared_memory():
+    """Metamorphic: moving A from its shared-memory layout into the register matrix leaves D."""
+    from conformance.encoding import sdesc
+    from conformance.isa.mma import TYPE_BITS
+    from oracles.smem_operand import gather, storage_for
+    from oracles.state import initial_state
+
+    checked = 0
+    for p in EXACT + DISCRIMINATING:
+        op = p.ops[0]
+        if op.a_in_registers or op.sparse or op.imm_scale_a == -1:
+            continue
+        k = op.k
+        a = gather(initial_state(p), 0, sdesc.decode(op.a_desc, "sm90"), not op.imm_trans_a, 64, k,
+                   storage_for(TYPE_BITS[op.atype], False), "wgmma")
+        moved = dataclasses.replace(p, ops=(dataclasses.replace(op, a_in_registers=True, imm_trans_a=None, a_desc=0),),
+                                    matrices=p.matrices + (MatrixImage("a", 64, k, a.astype("<u4").tobytes()),))
+        assert np.array_equal(run(moved, "sm_90a").hopper_d, run(p, "sm_90a").hopper_d)
+        checked += 1
+    assert checked >= 5
+
+
+def _metadata_word(fields: dict[int, int]) -> int:
+    return sum(value << bit for bit, value in fields.items())
+
+
+def test_sparse_metadata_positions_follow_the_register_layout():
+    """Hand-built metadata words decoded as the sparse wgmma layout says (CUTLASS ELayout_64x32 for
+    16-bit A: lane pairs (0, 1) and (2, 3) of each quad are the two selector choices; lane % 2 picks
+    the K half; bits 0-15 are row groupID, 16-31 row groupID + 8; a group of four columns is one
+    nibble of two 2-bit indices)."""
+    from oracles.hopper import sparse_positions
+
+    e = np.zeros(128, np.uint32)
+    e[0] = _metadata_word({0: 0b1110, 4: 0b0100, 16: 0b1001})  # row 0 groups 0, 1; row 8 group 0
+    e[1] = _metadata_word({0: 0b1100})  # row 0, group 4 (columns 16-19)
+    e[2] = _metadata_word({0: 0b1000})  # the other selector's copy of row 0, group 0
+    e[36] = _metadata_word({28: 0b1101})  # warp 1, lane 4: row 17 (16 + groupID 1), group 3 ... + 8 -> row 25
+    zero = sparse_positions(e, 16, 32, 0)
+    assert list(zero[0, :4]) == [2, 3, 4, 5] and list(zero[0, 8:10]) == [16, 19]
+    assert list(zero[8, :2]) == [1, 2]
+    assert list(zero[25, 6:8]) == [13, 15]
+    one = sparse_positions(e, 16, 32, 1)
+    assert list(one[0, :2]) == [0, 2]
+    # words of threads the selector does not read change nothing
+    noisy = e.copy()
+    noisy[2] = 0xFFFFFFFF
+    assert np.array_equal(sparse_positions(noisy, 16, 32, 0), zero)
+
+
+def test_tf32_metadata_names_one_element_of_each_pair():
+    from oracles.hopper import sparse_positions
+
+    e = np.zeros(128, np.uint32)
+    e[0] = _metadata_word({0: 0b0100, 4: 0b1110})  # row 0: pair 0 -> element 0, pair 1 -> element 3
+    e[1] = _metadata_word({0: 0b1110})  # lane 1: columns 8-15, pair 4 -> element 9
+    got = sparse_positions(e, 32, 16, 0)
+    assert list(got[0, :2]) == [0, 3] and got[0, 4] == 9
+
+
+def test_generated_sparse_programs_decode_to_what_the_generator_meant():
+    """The generator's metadata words and the oracle's decoding agree on every position, and
+    every group names two distinct elements of its own four (or one of its pair for tf32)."""
+    from generators.programs import _sparse_metadata
+    from oracles.hopper import sparse_positions
+
+    rng = np.random.default_rng(3)
+    ops = [p.ops[0] for p in draw_examples(hopper_programs(forms="modelled"), 60, 9) if p.ops[0].sparse]
+    assert {32, 16, 8} <= {TYPE_BITS[op.atype] for op in ops}
+    for op in ops:
+        words, positions = _sparse_metadata(rng, op)
+        bits = TYPE_BITS[op.atype]
+        decoded = sparse_positions(words, bits, op.k, op.sparse_selector)
+        assert np.array_equal(decoded, positions)
+        group = 2 if bits == 32 else 4
+        per_group = 1 if bits == 32 else 2
+        assert (decoded // group == np.arange(op.k // 2) // per_group).all()
+        if per_group == 2:
+            assert (decoded[:, 0::2] != decoded[:, 1::2]).all()
+
+
+@pytest.mark.parametrize("profile", ["exact", "sm_90a"])
+def test_sparse_matmul_is_a_per_row_gathered_matmul(profile):
+    """Independent reference: each row of D as an ordinary matrix product over the B rows that
+    row's metadata selects."""
+    from oracles.numerics import matmul
+    from oracles.numerics.matmul import sparse_matmul
+
+    rng = np.random.default_rng(8)
+    a = rng.integers(0, 2**16, (64, 16), dtype=np.uint32) & 0xBFFF  # finite f16 codes
+    b = rng.integers(0, 2**16, (24, 32), dtype=np.uint32) & 0xBFFF
+    c = rng.integers(0, 2**32, (64, 24), dtype=np.uint32) & 0xBFFFFFFF
+    columns = (4 * np.arange(8)[:, None] + np.sort(rng.permuted(np.tile(np.arange(4), (64, 8, 1)), axis=2)[..., :2], axis=2)).reshape(64, 16)
+    want = np.concatenate([matmul(a[r:r + 1], b[:, columns[r]], c[r:r + 1], "f16", "f16", "f32", profile) for r in range(64)])
+    assert np.array_equal(sparse_matmul(a, b, columns, c, "f16", "f16", "f32", profile), want)

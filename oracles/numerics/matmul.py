@@ -90,6 +90,18 @@ def matmul(a: np.ndarray, b: np.ndarray, c: np.ndarray, afmt: str, bfmt: str, ac
     return out
 
 
+def sparse_matmul(a: np.ndarray, b: np.ndarray, columns: np.ndarray, c: np.ndarray, afmt: str, bfmt: str, acc: str,
+                  profile: str, *, saturate: bool | None = None) -> np.ndarray:
+    """Codes of D [M, N] = sum_k A[i, k] B[j, columns[i, k]] + C[i, j]: a structured-sparse A given
+    by its stored elements [M, K'] and their logical columns [M, K'] (each row selects its own B
+    rows), summed through the profile's model over the stored elements."""
+    m, n = a.shape[0], b.shape[0]
+    rows, cols = np.repeat(np.arange(m), n), np.tile(np.arange(n), m)
+    result = inner_product(_typed(a[rows], afmt), _typed(b[cols[:, None], columns[rows]], bfmt), _typed(c[rows, cols], acc),
+                           (afmt, bfmt), acc, profile, saturate=saturate)
+    return result.view(result.dtype.str.replace("i", "u")).astype(np.uint32).reshape(m, n)
+
+
 def _typed(codes: np.ndarray, fmt: str) -> np.ndarray:
     """uint32 codes in the storage dtype `inner_product` takes for `fmt` (signed for s8/s32)."""
     dtype = storage_dtype(get_format(fmt))
