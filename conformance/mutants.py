@@ -351,7 +351,8 @@ _DEFINITIONS: tuple[tuple, ...] = (
          d if k_major else replace(d, leading_byte_offset=d.stride_byte_offset, stride_byte_offset=d.leading_byte_offset), k_major)),)),
     ("k-major-swizzled-steps-lbo", "smem", "swizzled K-major layouts step the 16-byte K chunks by LBO instead of 16 bytes",
      (wrap(SMEM, "canonical_strides", lambda original, d, k_major: (lambda s: replace(
-         s, strides=(s.strides[0], s.strides[1], d.leading_byte_offset)) if k_major and d.swizzle != "none" else s)(original(d, k_major))),)),
+         s, strides=(s.strides[0], s.strides[1], d.leading_byte_offset, s.strides[3])) if k_major and d.swizzle != "none" else s)(
+         original(d, k_major))),)),
     ("mn-major-32B-atom-8-rows", "smem", "MN-major 128B swizzling with 32-byte atoms takes 8 K rows per atom instead of 4",
      (wrap(SMEM, "canonical_strides", lambda original, d, k_major: replace(original(d, k_major), k_atom=8)
            if not k_major and d.swizzle == "128B_base32B" else original(d, k_major)),)),

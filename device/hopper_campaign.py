@@ -59,6 +59,14 @@ def input_formats(p: Program) -> tuple[str, ...]:
     return (op.atype,) if op.atype == op.btype else (op.atype, op.btype)
 
 
+FORMS = ("dense, A in shared memory", "dense, A in registers", "sparse, A in shared memory")
+
+
+def form_of(p: Program) -> str:
+    op = p.ops[0]
+    return FORMS[2] if op.sparse else FORMS[1] if op.a_in_registers else FORMS[0]
+
+
 class Assembler:
     """Each kernel form assembled once, in a pool, and loaded into a `HopperRunner`."""
 
@@ -108,6 +116,7 @@ def campaign(programs: int, seed: int, jobs: int, cases_dir: str | None, log=sys
                     failures.append({"case_id": p.case_id, "status": "error", "detail": str(d)})
                     return
                 counts[f"programs ({inputs})"] += 1
+                counts[f"form {form_of(p)}"] += 1
                 counts["programs"] += 1
                 ips = 64 * p.ops[0].n
                 for f in input_formats(p):
@@ -139,6 +148,7 @@ def campaign(programs: int, seed: int, jobs: int, cases_dir: str | None, log=sys
         "seed": seed,
         "programs": counts["programs"],
         "programs_by_inputs": {i: counts[f"programs ({i})"] for i in INPUTS},
+        "programs_by_form": {f: counts[f"form {f}"] for f in FORMS},
         "kernel_forms": len(runner.kernels),
         "inner_products": dict(sorted(inner_products.items())),
         "inner_products_by_accumulator": dict(sorted(per_accumulator.items())),

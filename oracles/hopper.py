@@ -18,7 +18,7 @@ from conformance.isa import hopper as isa
 from conformance.isa import mma as tcgen05_isa
 from oracles import numerics
 from oracles.numerics.matmul import sparse_matmul
-from oracles.smem_operand import SWIZZLE_ROW_BYTES, gather, storage_for
+from oracles.smem_operand import gather, storage_for
 from device.fragments import WGMMA_METADATA, selected_threads
 from oracles.state import MachineState, NotModelled, UndefinedBehaviour
 
@@ -70,11 +70,6 @@ def wgmma(state: MachineState, op: WgmmaMma, profile: str) -> np.ndarray:
         # imm-scale-a / imm-scale-b = -1 negates the operand (9.7.15.5.2): flip each sign bit.
         return codes ^ np.uint32(1 << (tcgen05_isa.TYPE_BITS[type_name] - 1)) if scale == -1 else codes
 
-    b_desc = sdesc_codec.decode(op.b_desc, "sm90")
-    if op.sparse and not op.imm_trans_b and b_desc.swizzle != "none" and \
-            SWIZZLE_ROW_BYTES[b_desc.swizzle] * 8 < op.k * tcgen05_isa.TYPE_BITS[op.btype]:
-        raise NotModelled(f"K-major B rows of {op.k * tcgen05_isa.TYPE_BITS[op.btype] // 8} bytes in a {b_desc.swizzle} swizzle atom: "
-                          "the canonical layout read on the H100 is open (assumption A-WGMMA-SP-KMAJOR-ATOM)")
     if op.a_in_registers:
         a = _matrix(state, "a", (isa.WGMMA_M, k))
         if a is None:

@@ -4,7 +4,9 @@ The canonical layouts are PTX ISA 9.7.16.3.3 (the same for wgmma: 9.7.15.5.1.2),
 units of 16-byte chunks as in CUTLASS `include/cute/arch/mma_sm100_desc.hpp` (`make_umma_desc`
 comment block). For an element at (row, k), where row runs along M or N:
 
-* K-major: the chunk is (row % 8, row // 8, k // T) and the element is k % T within it;
+* K-major: the chunk is (row % 8, row // 8, k // T) and the element is k % T within it; a row
+  wider than its swizzle atom continues in the next atom, LBO bytes on (measured on the H100,
+  assumption A-WGMMA-SP-KMAJOR-ATOM: the ISA's "LBO not used" covers rows that fit the atom);
 * MN-major: the chunk is (row // T, k) and the element is row % T within it;
 
 with T elements per chunk. The chunk's byte address is then swizzled on address bits: bits [7, 7+B)
@@ -24,12 +26,12 @@ from oracles.state import MachineState
 
 @dataclass(frozen=True)
 class ChunkStrides:
-    """Byte strides of one canonical layout: `k_major`; for K-major (row%8, row//8, k-chunk), for
-    MN-major (mn-chunk % atom, mn-chunk // atom, k % k_atom, k // k_atom)."""
+    """Byte strides of one canonical layout: `k_major`; for K-major (row%8, row//8, k-chunk % atom,
+    k-chunk // atom), for MN-major (mn-chunk % atom, mn-chunk // atom, k % k_atom, k // k_atom)."""
 
     k_major: bool
     strides: tuple[int, ...]
-    atom: int = 1  # chunks (MN-major) along MN inside one swizzle row
+    atom: int = 1  # chunks inside one swizzle row: along MN (MN-major) or K (K-major)
     k_atom: int = 8  # K rows inside one swizzle atom (MN-major)
 
 
@@ -46,8 +48,9 @@ def canonical_strides(d: SmemDescriptor, k_major: bool) -> ChunkStrides:
     lbo, sbo, mode = d.leading_byte_offset, d.stride_byte_offset, d.swizzle
     row = SWIZZLE_ROW_BYTES[mode]
     if k_major:
-        # ((8,m),(T,2k)): no swizzle ((1T,SBO),(1,LBO)); swizzled ((W T,SBO),(1,T)).
-        return ChunkStrides(True, (16, sbo, lbo) if mode == "none" else (row, sbo, 16))
+        # ((8,m),(T,2k)): no swizzle ((1T,SBO),(1,LBO)); swizzled ((W T,SBO),(1,T)), and a row wider
+        # than the atom W continues LBO bytes on (A-WGMMA-SP-KMAJOR-ATOM, measured on the H100).
+        return ChunkStrides(True, (16, sbo, 0, lbo)) if mode == "none" else ChunkStrides(True, (row, sbo, 16, lbo), atom=row // 16)
     if mode == "none":
         # ((T,1,m),(8,k)):((1,T,SBO),(1T,LBO)): chunks along MN at SBO, K rows at 16 B, K octets at LBO.
         return ChunkStrides(False, (0, sbo, 16, lbo), atom=1)
@@ -91,7 +94,7 @@ def element_bit_addresses(d: SmemDescriptor, k_major: bool, rows: int, k: int, s
     layout = canonical_strides(d, k_major)
     t = storage.per_chunk
     if k_major:
-        s_row8, s_oct, s_chunk = layout.strides
+        s_row8, s_oct, s_chunk, s_atom = layout.strides
         chunk = kk // t
         element = kk % t
         offset = (r % 8) * s_row8 + (r // 8) * s_oct
@@ -101,7 +104,7 @@ def element_bit_addresses(d: SmemDescriptor, k_major: bool, rows: int, k: int, s
             first = chunk < 2
             base = np.where(first, d.start_address + chunk * 16, d.leading_byte_offset + (chunk - 2) * 16)
         else:
-            base = d.start_address + chunk * s_chunk
+            base = d.start_address + (chunk % layout.atom) * s_chunk + (chunk // layout.atom) * s_atom
         address = base + offset
     else:
         s_mn, s_mn_atom, s_k, s_k_atom = layout.strides

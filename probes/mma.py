@@ -19,7 +19,7 @@ from conformance.encoding import taddr as taddr_codec
 from conformance.encoding import zcmask as zcmask_codec
 from conformance.instructions import Tcgen05Mma, WgmmaMma
 from conformance.isa import mma as isa
-from conformance.program import Program
+from conformance.program import MatrixImage, Program
 from oracles.tmem_layout import a_element_offsets
 from probes.images import Images, codes, kmajor
 from probes.probe import Probe
@@ -535,6 +535,34 @@ def sdesc_base_offset() -> Probe:
     )
 
 
+def wgmma_sparse_kmajor_atom() -> Probe:
+    """Sparse wgmma m64n16k32 f32.f16.f16: B K-major with 64-byte rows in a 32B swizzle atom. K 0-15
+    of B sit where the canonical layout puts them, K 16-31 (plus 8, to tell them apart) at start +
+    LBO (LBO = 4096); where the canonical layout would continue each row (the next 32 bytes) lies
+    the next row's first half."""
+    images = Images()
+    a_desc = kmajor(0, 64)
+    images.smem_operand(0, a_desc, True, codes("f16", quarters(64, 16, 7, 3)), "f16")
+    b_values = quarters(16, 32, 5, 11)
+    b_desc = dataclasses.replace(kmajor(B_START, 16, "32B"), leading_byte_offset=4096)
+    images.smem_operand(0, b_desc, True, codes("f16", b_values[:, :16]), "f16")
+    images.smem_operand(0, dataclasses.replace(b_desc, start_address=B_START + 4096), True,
+                        codes("f16", b_values[:, 16:] + 8), "f16")
+    op = WgmmaMma(n=16, k=32, dtype="f32", atype="f16", btype="f16", sparse=True, imm_trans_a=0, imm_trans_b=0,
+                  a_desc=sdesc_codec.encode(a_desc, "sm90"), b_desc=sdesc_codec.encode(b_desc, "sm90"))
+    # metadata 0b0100 in every group of every row: stored element s of group j is logical 4 j + s
+    e = np.full(128, 0x44444444, np.uint32)
+    program = dataclasses.replace(images.program("sm_90a", (op,), tmem=False),
+                                  matrices=(MatrixImage("e", 128, 1, e.astype("<u4").tobytes()),))
+    return Probe(
+        "A-WGMMA-SP-KMAJOR-ATOM", program,
+        "Where does sparse wgmma read the second 32-byte half of a 64-byte K-major B row in a 32B swizzle atom?",
+        "the next atom along K is at start + LBO (settled on the H100): D = A times B's K columns selected by the "
+        "metadata (0,1,4,5,...,16,17,...), K 16-31 read as B + 8.",
+        "K 16-31 read as the next row's K 0-15: the ISA formula's contiguous chunks; anything else, another rule.",
+    )
+
+
 def mma_probes() -> list[Probe]:
     """The probes of this module, in the order of docs/assumptions.md."""
     return [
@@ -542,4 +570,5 @@ def mma_probes() -> list[Probe]:
         sdesc_fixed53(), *wgmma_desc(), tmem_own_lane(), layout_e_2x2(), cta_pair_split(), sdesc_base_offset(),
         lbo_absolute_split(), sw128_32b(), f4f6_smem_padded(), f4f6_tmem_container(), d16_high_half(), ashift_row0(),
         dol_cta2(), spmeta_half(), spsel_columns(), sf_k96_layout(), no_accumulator(), scale_input_d(), ws_max_shift(),
+        wgmma_sparse_kmajor_atom(),
     ]

@@ -16,6 +16,7 @@ from conformance.program import Program
 class Probe:
     """`breaks`: the legality rule the program breaks on purpose (None: legal); `refusal`: the
     oracle's one-line refusal without its "ops[k] OP: " prefix (None: the oracle runs it);
+    `unmodelled`: the oracle's reason for not modelling an open question (None: it models it);
     `variant`: a file-name suffix where one assumption needs several programs."""
 
     assumption: str
@@ -25,6 +26,7 @@ class Probe:
     alternatives: str
     breaks: str | None = None
     refusal: str | None = None
+    unmodelled: str | None = None
     variant: str = ""
 
     @property
@@ -35,7 +37,8 @@ class Probe:
     @property
     def label(self) -> str:
         legality = f"breaks rule {self.breaks} on purpose" if self.breaks else "legal"
-        oracle = f"refuses it: {self.refusal}" if self.refusal else "runs it"
+        oracle = (f"refuses it: {self.refusal}" if self.refusal
+                  else f"does not model it: {self.unmodelled}" if self.unmodelled else "runs it")
         return (f"{self.name}: {self.question} Implemented interpretation: {self.implemented} "
                 f"Alternatives: {self.alternatives} Legality model: {legality}. Oracle: {oracle}.")
 

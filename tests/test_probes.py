@@ -19,7 +19,7 @@ from conformance.program import dumps, load
 from device.assembler import assemble
 from device.ptx.kernels import UnsupportedProgram, kernel
 from oracles.execute import OracleResult, run
-from oracles.state import UndefinedBehaviour
+from oracles.state import NotModelled, UndefinedBehaviour
 from probes import build
 from probes.mma import E2M1_VALUES, quarters
 from tests.conftest import needs_assembler
@@ -91,6 +91,11 @@ def test_oracle_runs_or_refuses_the_probe_with_its_one_line_error(probe):
         with pytest.raises(UndefinedBehaviour) as refused:
             run(p)
         assert str(refused.value) == f"ops[0] {p.ops[0].OP}: {probe.refusal}"
+        return
+    if probe.unmodelled:
+        with pytest.raises(NotModelled) as open_question:
+            run(p)
+        assert str(open_question.value) == probe.unmodelled
         return
     PREDICTIONS[probe.assumption](run(p), p)
 
@@ -209,6 +214,16 @@ def hopper_d(result: OracleResult, p) -> None:
     expect(result.hopper_d.view(np.float32), AB[:64, :16])
 
 
+def wgmma_sparse_kmajor_atom(result: OracleResult, p) -> None:
+    """Metadata 0b0100 everywhere: stored element s of group j is logical column 4 j + s; B's K
+    16-31 come from start + LBO, where the probe wrote them plus 8 (what the H100 read)."""
+    a = ((np.arange(64)[:, None] * 7 + np.arange(16)[None, :] * 3) % 17 - 8) / 4
+    b = ((np.arange(16)[:, None] * 5 + np.arange(32)[None, :] * 11) % 17 - 8) / 4
+    b[:, 16:] += 8
+    columns = (4 * np.arange(8)[:, None] + np.arange(2)).reshape(16)
+    expect(result.hopper_d.view(np.float32), a @ b[:, columns].T)
+
+
 PREDICTIONS = {
     "A-ZCMASK-SPANS": d_equals(64, np.where(np.arange(64) % 4 == 3, 0.0, 16.0)),
     "A-MIXED-F16": d_equals(16, 36.0),
@@ -241,4 +256,5 @@ PREDICTIONS = {
     "A-LDRED-DATA": lambda result, p: expect(result.loads[0][0], f32_bits(-1.0, -3.0, -2.0, -0.5, 3.0)),
     "A-LDRED-SCOPE": lambda result, p: expect(result.loads[0][[0, 16], -1], [9, 4]),
     "A-CP-PAIR-SOURCE": cp_pair_source,
+    "A-WGMMA-SP-KMAJOR-ATOM": wgmma_sparse_kmajor_atom,
 }

@@ -26,6 +26,7 @@ from conformance.instructions import (
     Tcgen05Shift,
     WgmmaMma,
 )
+from conformance.encoding import sdesc as sdesc_codec
 from conformance.isa.targets import PTX_VERSION
 from conformance.program import Program
 from device.ptx.instructions import (
@@ -122,9 +123,14 @@ def _tmem_rows(direction: str, columns: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+DESCRIPTOR_FIELDS = {"%rd_adesc": "a_desc", "%rd_bdesc": "b_desc", "%rd_sdesc": "s_desc"}
+
+
 def _relocated(op) -> list[str]:
-    """Operand moves with every TMEM address made absolute (program addresses are relative to
-    the allocation base in %r_base)."""
+    """Operand moves with every address made absolute: TMEM addresses are relative to the
+    allocation base in %r_base, shared-memory descriptors' addresses to the image, whose shared
+    address >> 4 is in %rd_smem4 (the start address field, bits 0-13, and an absolute LBO, bits
+    16-29, PTX ISA 9.7.16.4.1 Table 40)."""
     moves = operand_moves(op)
     out = []
     for m in moves:
@@ -132,6 +138,12 @@ def _relocated(op) -> list[str]:
         for reg in ("%r_d", "%r_a", "%r_meta", "%r_sfa", "%r_sfb", "%r_t"):
             if m.startswith(f"mov.b32 {reg},"):
                 out.append(f"add.u32 {reg}, {reg}, %r_base;")
+        for reg, field in DESCRIPTOR_FIELDS.items():
+            if m.startswith(f"mov.b64 {reg},"):
+                word = getattr(op, field)
+                out.append(f"add.u64 {reg}, {reg}, %rd_smem4;")
+                if word and sdesc_codec.decode(word).lbo_absolute:
+                    out.append(f"add.u64 {reg}, {reg}, %rd_smem4_lbo;")
     return out
 
 
@@ -163,7 +175,11 @@ def tcgen05_kernel(p: Program) -> str:
   mov.u32 %r_tid, %tid.x;
   shr.u32 %r_warp, %r_tid, 5;
   mov.u32 %r_cta, %cluster_ctarank;
+  .reg .b64 %rd_smem4, %rd_smem4_lbo;
   mov.u32 %r_smem, smem_image;
+  shr.u32 %r_off, %r_smem, 4;
+  cvt.u64.u32 %rd_smem4, %r_off;  // descriptors hold addresses relative to the image: relocated
+  shl.b64 %rd_smem4_lbo, %rd_smem4, 16;
 {global_pointers(("p_smem", "p_tmem_in", "p_out"), ("%rd_in", "%rd_tmem_in", "%rd_out"))}
   // this CTA's slices of the global images
   mul.wide.u32 %rd_off, %r_cta, {size};

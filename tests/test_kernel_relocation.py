@@ -1,0 +1,43 @@
+"""Program descriptors address the program's shared-memory image; the kernels relocate them to
+the image's shared address (`smem_image` need not start at 0: static shared variables and the
+reserved shared memory come first), start address and absolute LBO alike."""
+
+from __future__ import annotations
+
+import re
+
+from conformance.encoding import sdesc
+from conformance.program import load
+from conformance.runner import generate_programs
+from device.ptx.kernels import hopper_kernel, tcgen05_kernel
+from generators.programs import hopper_programs
+from generators.sampling import draw_examples
+
+
+def _descriptor_moves(text: str) -> list[tuple[str, list[str]]]:
+    lines = [line.strip() for line in text.splitlines()]
+    return [(m.group(1), lines[k + 1:k + 3]) for k, line in enumerate(lines)
+            if (m := re.match(r"mov\.b64 (%rd_[abs]desc), (0x[0-9a-f]+);", line))]
+
+
+def test_every_tcgen05_descriptor_is_relocated():
+    programs = generate_programs(30, 4)  # the first Table 39 classes: tcgen05 only
+    moves = [move for p in programs for move in _descriptor_moves(tcgen05_kernel(p))]
+    assert len(moves) >= 30
+    for reg, following in moves:
+        assert following[0] == f"add.u64 {reg}, {reg}, %rd_smem4;", following
+
+
+def test_an_absolute_lbo_is_relocated_too():
+    p = load("probes/A-LBO-ABSOLUTE-SPLIT.json")
+    text = tcgen05_kernel(p)
+    absolute = [reg for reg, following in _descriptor_moves(text) if f"add.u64 {reg}, {reg}, %rd_smem4_lbo;" in following]
+    op = p.ops[0]
+    expected = [reg for reg, word in (("%rd_adesc", op.a_desc), ("%rd_bdesc", op.b_desc)) if sdesc.decode(word).lbo_absolute]
+    assert expected and absolute == expected
+
+
+def test_hopper_kernels_relocate_their_runtime_descriptors():
+    text = hopper_kernel(draw_examples(hopper_programs(forms="modelled"), 1, 0)[0])
+    assert "add.u64 %rd_adesc, %rd_adesc, %rd_off;" in text and "add.u64 %rd_bdesc, %rd_bdesc, %rd_off;" in text
+    assert text.index("shr.u32 %r_off, %r_smem, 4;") < text.index("add.u64 %rd_adesc, %rd_adesc, %rd_off;")
