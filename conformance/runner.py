@@ -26,7 +26,8 @@ from conformance.journal import Journal
 from conformance.program import Program, dumps
 from conformance.supervisor import DEFAULT_BATCH_SIZE, backend_from_spec, run_one_at_a_time, run_supervised
 from generators.instructions import shape_classes_for_target, tcgen05_mma
-from generators.programs import hopper_programs, tcgen05_programs
+from conformance.isa.targets import target as target_named
+from generators.programs import data_movement_forms, data_movement_programs, hopper_programs, tcgen05_programs
 from generators.sampling import draw_examples
 
 BLACKWELL_TARGETS = ("sm_100a", "sm_103a")
@@ -67,10 +68,16 @@ def _seed_only_draws() -> Iterator[None]:
         providers.CONSTANTS_CACHE.cache.clear()
 
 
+def target_with(feature: str) -> str:
+    """The first Blackwell target with a feature ("" for any)."""
+    return next(t for t in BLACKWELL_TARGETS if not feature or feature in target_named(t).features)
+
+
 def generate_programs(examples: int, seed: int) -> list[Program]:
     """`examples` programs: one per Table 39 class first, then one for each MMA option those
-    miss (coverage), then random ones, a share of them Hopper (wgmma / mma.sp on sm_90a). The
-    same seed gives the same list, whatever the command imported before."""
+    miss (coverage), one per data-movement form (tcgen05.cp/.ld/.st/.shift shapes, multicasts,
+    decompression, .ld.red types), then random ones, a share of them Hopper (wgmma / mma.sp on
+    sm_90a). The same seed gives the same list, whatever the command imported before."""
     with _seed_only_draws():
         return _draw_programs(examples, seed)
 
@@ -82,6 +89,9 @@ def _draw_programs(examples: int, seed: int) -> list[Program]:
         for k, c in enumerate(classes[:examples])
     ]
     programs += option_programs(programs, examples - len(programs), seed + 300_007)
+    forms = list(data_movement_forms().items())[:max(0, examples - len(programs))]
+    programs += [draw_examples(data_movement_programs(target_with(feature), label), 1, seed + 400_009 + k)[0]
+                 for k, (label, (feature, _)) in enumerate(forms)]
     rest = examples - len(programs)
     if rest > 0:
         hopper = int(rest * HOPPER_SHARE)

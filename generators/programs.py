@@ -8,6 +8,7 @@ every element the MMA reads (`generators.operand_images`).
 from __future__ import annotations
 
 import dataclasses
+from typing import Callable
 
 import numpy as np
 from hypothesis import reject
@@ -16,7 +17,9 @@ from hypothesis import strategies as st
 from conformance.encoding import sdesc as sdesc_codec
 from conformance.encoding import taddr as taddr_codec
 from conformance.encoding import zcmask as zcmask_codec
-from conformance.instructions import Tcgen05Mma, WgmmaMma
+from conformance.instructions import Tcgen05Mma, Tcgen05Shift, WgmmaMma
+from conformance.isa.targets import target as target_named
+from conformance.legality import check
 from conformance.isa import data_movement as dm
 from conformance.isa import hopper as hopper_isa
 from conformance.isa import mma
@@ -24,6 +27,7 @@ from conformance.program import SMEM_BYTES, MatrixImage, Program, SmemSegment, T
 from generators import instructions as legal
 from generators import numeric_vectors
 from device.fragments import WGMMA_METADATA, selected_threads
+from generators.descriptors import smem_descriptors
 from generators.operand_images import SCALE_CODES, exact_codes, write_bits, write_word_fields
 from oracles.mma import MmaShape, shape_of
 from oracles.smem_operand import element_bit_addresses, storage_for
@@ -239,3 +243,65 @@ def hopper_programs(draw, target: str = "sm_90a", inputs: str = "exact", forms: 
         matrices += (MatrixImage("c", hopper_isa.WGMMA_M, op.n, codes["c"].astype("<u4").tobytes()),)
     return Program(target=target, ops=(op,), profile=profile, smem=(SmemSegment(0, images.smem[0].tobytes()),),
                    matrices=matrices, label=op.OP)
+
+
+DATA_MOVEMENT_SMEM_BYTES = 32 * 1024  # the shared-memory image a data-movement program's tcgen05.cp reads from
+
+
+def data_movement_forms() -> dict[str, tuple[str, Callable]]:
+    """Every data-movement form a run covers, by label: (feature it needs, predicate on an
+    instruction): each tcgen05.cp shape and multicast and decompression source format (PTX ISA
+    9.7.16.9.1-2), each tcgen05.ld and .st shape (9.7.16.8), each .ld.red type (9.7.16.8.3), and
+    tcgen05.shift (9.7.16.9.3)."""
+    forms: dict[str, tuple[str, Callable]] = {}
+    for shape in dm.CP_SHAPES.values():
+        for multicast in shape.multicasts:
+            label = f"tcgen05.cp.{shape.name}" + (f".{multicast}" if multicast else "")
+            forms[label] = ("", lambda op, s=shape.name, m=multicast: op.OP == "tcgen05.cp" and op.shape == s and op.multicast == m)
+    for fmt in dm.CP_DECOMPRESS:
+        forms[f"tcgen05.cp.{fmt}"] = ("", lambda op, f=fmt: op.OP == "tcgen05.cp" and op.src_fmt == f)
+    for name in dm.LDST_SHAPES:
+        for which in ("ld", "st"):
+            forms[f"tcgen05.{which}.{name}"] = ("", lambda op, w=which, s=name: op.OP == f"tcgen05.{w}" and op.shape == s
+                                                and getattr(op, "red_op", None) is None)
+    for red_type in dm.LD_RED_TYPES:
+        forms[f"tcgen05.ld.red.{red_type}"] = ("tcgen05.ld.red", lambda op, t=red_type: getattr(op, "red_type", None) == t)
+    forms["tcgen05.shift"] = ("tcgen05.shift", lambda op: op.OP == "tcgen05.shift")
+    return forms
+
+
+@st.composite
+def data_movement_programs(draw, target: str, form: str | None = None) -> Program:
+    """A tcgen05 data-movement program: one to three of tcgen05.cp, .shift, .ld (.red too) and .st,
+    one cta_group throughout, over a random TMEM image (the whole 512-column allocation of each
+    CTA) and a random shared-memory image; with `form` (a `data_movement_forms` label), the first
+    operation is of that form. Programs the oracle finds undefined (an access past the allocation,
+    ...) are not drawn."""
+    from oracles.execute import run
+    from oracles.state import UndefinedBehaviour
+
+    group = draw(st.sampled_from((1, 2)))
+    cp = legal.tcgen05_cp(target).filter(lambda op: op.cta_group == group)
+    cp = st.tuples(cp, smem_descriptors("none", reach="compact")).map(lambda pair: dataclasses.replace(pair[0], s_desc=pair[1]))
+    kinds = [cp, legal.tcgen05_ld(target), legal.tcgen05_st(target)]
+    if "tcgen05.shift" in target_named(target).features:
+        kinds.append(st.builds(Tcgen05Shift, cta_group=st.just(group), taddr=st.integers(0, 3).map(lambda q: (q * 32) << 16)))
+    ops = tuple(draw(st.lists(st.one_of(kinds), min_size=1, max_size=3)))
+    if form is not None:
+        ops = (draw(st.one_of(kinds).filter(data_movement_forms()[form][1])),) + ops[1:]
+    if any(check(op, target) for op in ops):
+        reject()
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    tmem = rng.integers(0, 2**32, (group, dm.TMEM_LANES, dm.TMEM_COLUMNS), dtype=np.uint32)
+    smem = rng.integers(0, 256, (group, DATA_MOVEMENT_SMEM_BYTES), dtype=np.uint8)
+    program = Program(
+        target=target, ops=ops, ctas=group, tmem_columns=dm.TMEM_COLUMNS,
+        smem=tuple(SmemSegment(0, smem[c].tobytes(), c) for c in range(group)),
+        tmem=tuple(TmemRegion(0, 0, dm.TMEM_LANES, dm.TMEM_COLUMNS, tmem[c].astype("<u4").tobytes(), c) for c in range(group)),
+        label="data movement: " + ", ".join(op.OP for op in ops), meta={"class": "data movement"},
+    )
+    try:
+        run(program)
+    except UndefinedBehaviour:
+        reject()
+    return program

@@ -127,7 +127,7 @@ CTA2 = next(c for c in mma.SHAPE_CLASSES if c.cta_group == 2 and c.kind == "f8f6
 def test_a_program_with_tcgen05_ld_is_an_error_naming_it():
     p = Program(target="sm_100a", tmem_columns=32, ops=(Tcgen05Ld(shape="32x32b", num=4),))
     result = prepare_case(p, None)
-    assert isinstance(result, CaseResult) and result.status == ERROR
+    assert isinstance(result, CaseResult) and result.status == SKIP
     assert result.detail.startswith("no kernel: ") and "tcgen05.ld" in result.detail
 
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from conformance.backends.base import ERROR, FAIL, PASS, CaseResult, run_each
+from conformance.backends.base import FAIL, PASS, CaseResult, run_each
 from conformance.legality import check
+from conformance.legality.against_assembler import assemble_instructions
 from conformance.program import Program
 from device.assembler import AssemblerUnavailable, assemble, assembler_version
 from device.ptx.kernels import UnsupportedProgram, kernel
@@ -34,10 +35,23 @@ class PtxasBackend:
         try:
             text = kernel(p)
         except UnsupportedProgram as e:
-            return CaseResult(p.case_id, ERROR, str(e))
+            return self.instruction_by_instruction(p, str(e))
         outcome = assemble(text, p.target)
         if outcome.ok:
             return CaseResult(p.case_id, PASS, data={"ptx_lines": text.count("\n")})
+        return self.rejected(p, outcome)
+
+    def instruction_by_instruction(self, p: Program, why: str) -> CaseResult:
+        """A program the kernel generator cannot express (tcgen05.ld / .st: the kernel issues its
+        own) is assembled one instruction per entry, as `legality` does."""
+        outcomes = assemble_instructions(list(p.ops), p.target)
+        bad = next((o for o in outcomes if not o.ok), None)
+        if bad is None:
+            return CaseResult(p.case_id, PASS, f"assembled instruction by instruction ({why})")
+        return self.rejected(p, bad)
+
+    @staticmethod
+    def rejected(p: Program, outcome) -> CaseResult:
         first = outcome.diagnostics[0] if outcome.diagnostics else None
         rule = f" [{first.rule}]" if first and first.rule else ""
         message = f"ptxas rejected it: {first.message if first else outcome.log.strip()[:200]}{rule}"

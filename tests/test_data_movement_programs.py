@@ -1,0 +1,54 @@
+"""Data-movement programs of a run: one per form (each tcgen05.cp shape, multicast and
+decompression format, each ld/st shape, each .ld.red type, shift), legal, defined, and assembled
+by the ptxas backend (instruction by instruction where the program kernel cannot hold them)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.backends.ptxas import PtxasBackend
+from conformance.isa import data_movement as dm
+from conformance.legality import check
+from conformance.runner import target_with
+from device.assembler import AssemblerUnavailable, assembler_version
+from generators.programs import data_movement_forms, data_movement_programs
+from generators.sampling import draw_examples
+from oracles.execute import run
+
+FORMS = data_movement_forms()
+
+
+def test_the_forms_are_the_isa_tables():
+    """Counted from the data-movement tables independently of how the forms are built."""
+    cp = sum(len(s.multicasts) for s in dm.CP_SHAPES.values()) + len(dm.CP_DECOMPRESS)
+    assert len(FORMS) == cp + 2 * len(dm.LDST_SHAPES) + len(dm.LD_RED_TYPES) + 1
+    assert {"tcgen05.cp.64x128b.warpx2::02_13", "tcgen05.cp.b4x16_p64", "tcgen05.ld.16x256b", "tcgen05.ld.red.s32",
+            "tcgen05.st.16x64b", "tcgen05.shift"} <= set(FORMS)
+
+
+@pytest.fixture(scope="module")
+def programs():
+    return {label: draw_examples(data_movement_programs(target_with(feature), label), 1, k)[0]
+            for k, (label, (feature, _)) in enumerate(FORMS.items())}
+
+
+def test_each_program_starts_with_its_form_is_legal_and_defined(programs):
+    for label, p in programs.items():
+        first = p.ops[0]
+        assert FORMS[label][1](first), (label, first)
+        assert not [v for op in p.ops for v in check(op, p.target)], label
+        groups = {op.cta_group for op in p.ops if hasattr(op, "cta_group")}
+        assert groups <= {p.ctas}, label
+        state = run(p)
+        assert len(state.loads) == sum(op.OP == "tcgen05.ld" for op in p.ops)
+
+
+def test_ptxas_assembles_every_form(programs):
+    try:
+        assembler_version()
+    except AssemblerUnavailable as e:
+        pytest.skip(str(e))
+    results = PtxasBackend().run(list(programs.values()))
+    assert [r.status for r in results] == ["pass"] * len(programs), [r.detail for r in results if r.status != "pass"]
+    by_instruction = [r for r, p in zip(results, programs.values()) if any(op.OP in ("tcgen05.ld", "tcgen05.st") for op in p.ops)]
+    assert by_instruction and all("instruction by instruction" in r.detail for r in by_instruction)
