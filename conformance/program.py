@@ -55,10 +55,11 @@ class TmemRegion:
 
 
 #: Register operands a Hopper program may carry, as matrices (the kernel distributes them over
-#: the threads' registers by the ISA's fragment layouts): the accumulator C (M x N) of wgmma,
-#: A (M x K) when wgmma reads A from registers, and the sparsity metadata register of each thread
-#: of sparse wgmma, E (128 threads x 1 word: which bits count is the ISA's, not the program's).
-MATRIX_NAMES = ("c", "a", "e")
+#: the threads' registers by the ISA's fragment layouts): the accumulator C (M x N), A (M x K,
+#: compressed to K/2 when sparse) when read from registers, B (N x K) of mma.sp, and the sparsity
+#: metadata register of each thread, E (threads x 1 word: which bits count is the ISA's, not the
+#: program's).
+MATRIX_NAMES = ("c", "a", "b", "e")
 
 
 @dataclass(frozen=True)

@@ -100,6 +100,48 @@ WGMMA_METADATA: dict[int, Fragment] = {
 }
 
 
+@dataclass(frozen=True)
+class MmaSpFragments:
+    """Warp-level mma.sp m16n8k{k}: the compressed A (16 x K/2), B (8 x K), C/D and sparsity
+    metadata (16 rows x K logical columns) fragments of one input width."""
+
+    a: Fragment
+    b: Fragment
+    metadata: Fragment
+    c: Fragment = _C16x8
+
+
+def mma_sp_fragments(bits: int, k: int) -> MmaSpFragments:
+    """The mma.sp fragments for `bits`-wide inputs and logical K. A and B are the dense mma.sync
+    fragments (CUTLASS mma_traits_sm80.hpp, as in MMA_SYNC_SHAPES) continued along K with the same
+    strides (PTX ISA 9.7.14.6.3: the compressed A of m16n8k32 is laid out as A of m16n8k16, and so
+    on). The metadata layout follows the sparse wgmma ELayouts restricted to one warp (assumption
+    A-MMA-SP-METADATA): per row K bits (2 per tf32 element); 16 bits per row in one thread of each
+    quad (the selector picks which), rows groupID and groupID + 8 in its low and high halves; 32
+    bits in a pair (the selector picks lanes 0-1 or 2-3), lane % 2 taking the K half; 64 bits in all
+    four, lane % 2 taking the row and lane / 2 % 2 the K half."""
+    kc = k // 2
+    if bits == 16:
+        a = Fragment(_T32(32), ((2, 16), (2, 8), (kc // 8, 128)), 16)
+        b = Fragment(_T32(16), ((2, 8), (k // 8, 64)), 8)
+    elif bits == 32:
+        a = Fragment(_T32(16), ((2, 8), (kc // 4, 64)), 16)
+        b = Fragment(_T32(8), ((k // 4, 32),), 8)
+    else:
+        a = Fragment(_T32(64), ((4, 16), (2, 8), (kc // 16, 256)), 16)
+        b = Fragment(_T32(32), ((4, 8), (k // 16, 128)), 8)
+    row_bits = 2 * k if bits == 32 else k
+    if row_bits == 16:
+        metadata = Fragment(((4, 0), (8, 1)), ((k, 16), (2, 8)), 16)
+    elif row_bits == 32 and bits == 8:
+        metadata = Fragment(((2, 8), (2, 0), (8, 1)), ((k, 16),), 16)
+    elif row_bits == 32:
+        metadata = Fragment(((2, 16 * kc), (2, 0), (8, 1)), ((kc, 16), (2, 8)), 16)
+    else:
+        metadata = Fragment(((2, 8), (2, 16 * kc), (8, 1)), ((kc, 16),), 16)
+    return MmaSpFragments(a, b, metadata)
+
+
 def selected_threads(fragment: Fragment, selector: int) -> np.ndarray:
     """bool [threads]: the threads whose metadata a sparse instruction reads with this selector:
     those whose index along the layout's stride-0 thread mode equals it (all, without one)."""

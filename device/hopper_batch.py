@@ -3,8 +3,9 @@ descriptors, scale-d and operand data vary) run in one launch, one CTA each, wit
 images, control records and operand registers moved in bulk (`device.ptx.kernels.hopper_kernel`).
 
 The register operands travel as matrices in the program (`Program.matrices`); they are spread over
-the threads by the ISA's wgmma fragments (`device.fragments.WGMMA_A` for A in registers,
-`wgmma_accumulator` for C; PTX ISA 9.7.15.5.1.1) and D is gathered back the same way.
+the threads by the ISA's fragments (`device.fragments`: wgmma's `WGMMA_A` for A in registers and
+`wgmma_accumulator` for C, PTX ISA 9.7.15.5.1.1; `mma_sp_fragments` for warp-level mma.sp,
+9.7.14.6.3) and D is gathered back the same way.
 """
 
 from __future__ import annotations
@@ -15,11 +16,10 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from conformance.instructions import WgmmaMma
-from conformance.isa import hopper as hopper_isa
+from conformance.instructions import MmaSp, WgmmaMma
 from conformance.isa.mma import TYPE_BITS
 from conformance.program import Program
-from device.fragments import WGMMA_A, pack_registers, register_elements, unpack_registers, wgmma_accumulator
+from device.fragments import WGMMA_A, Fragment, mma_sp_fragments, pack_registers, register_elements, unpack_registers, wgmma_accumulator
 from device.ptx.kernels import HOPPER_CONTROL_BYTES, HopperForm, UnsupportedProgram, hopper_form, hopper_kernel, smem_bytes
 
 MAX_CTAS_PER_LAUNCH = 4096  # bounds a launch's buffers (~1 GB of images at the largest programs)
@@ -37,56 +37,52 @@ class Batch:
     registers: np.ndarray
 
 
-def _accumulator_layout(op: WgmmaMma) -> tuple[np.ndarray, np.ndarray, int]:
-    """Rows and columns of each accumulator register element [registers, threads, per register], and
-    the element width."""
-    bits = TYPE_BITS[op.dtype]
-    rows, cols = register_elements(wgmma_accumulator(op.n), bits)
-    return rows, cols, bits
+def register_layouts(op: WgmmaMma | MmaSp) -> list[tuple[str, Fragment, int]]:
+    """The register operands a thread loads, in the kernel's order: (matrix name, fragment, bits)."""
+    a_bits, c_bits = TYPE_BITS[op.atype], TYPE_BITS[op.dtype]
+    if isinstance(op, MmaSp):
+        f = mma_sp_fragments(a_bits, op.k)
+        return [("a", f.a, a_bits), ("b", f.b, TYPE_BITS[op.btype]), ("c", f.c, c_bits)]
+    return ([("a", WGMMA_A[a_bits], a_bits)] if op.a_in_registers else []) + [("c", wgmma_accumulator(op.n), c_bits)]
+
+
+def _shape(fragment: Fragment) -> tuple[int, int]:
+    rows, cols = fragment.elements()
+    return fragment.rows, int(cols.max()) + 1
 
 
 def pack(programs: Sequence[Program]) -> Batch:
-    """The kernel inputs of programs that share one form (wgmma; mma.sp programs carry no register
-    images yet). Each thread's last word is its sparsity metadata register (matrix "e")."""
+    """The kernel inputs of programs that share one form. Each thread's last word is its sparsity
+    metadata register (matrix "e")."""
     form = hopper_form(programs[0])
-    op = form.op
-    if not isinstance(op, WgmmaMma):
-        raise UnsupportedProgram(f"the Hopper batch runner runs wgmma, not {op.OP}")
     size = max(smem_bytes(p) for p in programs)
     images = np.zeros((len(programs), size), np.uint8)
     control = np.zeros((len(programs), HOPPER_CONTROL_BYTES), np.uint8)
-    c = np.zeros((len(programs), hopper_isa.WGMMA_M, op.n), np.uint32)
-    k = hopper_isa.WGMMA_TYPES[hopper_isa.wgmma_type_family(op.atype)].k_dense
-    a = np.zeros((len(programs), hopper_isa.WGMMA_M, k), np.uint32)
-    e = np.zeros((len(programs), form.threads, 1), np.uint32)
     for i, p in enumerate(programs):
         for segment in p.smem:
             images[i, segment.offset:segment.offset + len(segment.data)] = np.frombuffer(segment.data, np.uint8)
         q = p.ops[0]
-        control[i, :16] = np.array([q.a_desc, q.b_desc], "<u8").view(np.uint8)
-        control[i, 16:20] = np.array([int(q.scale_d)], "<u4").view(np.uint8)
-        for name, into in (("c", c), ("a", a), ("e", e)):
-            matrix = p.matrix(name)
-            if matrix is not None:
-                into[i] = matrix
-    parts = []  # [B, registers, threads] in the kernel's load order: A (when in registers), then C
-    if op.a_in_registers:
-        bits = TYPE_BITS[op.atype]
-        parts.append(pack_registers(a, *register_elements(WGMMA_A[bits], bits), bits))
-    parts.append(pack_registers(c, *_accumulator_layout(op)))
+        control[i, :16] = np.array([getattr(q, "a_desc", 0), getattr(q, "b_desc", 0)], "<u8").view(np.uint8)
+        control[i, 16:20] = np.array([int(getattr(q, "scale_d", True))], "<u4").view(np.uint8)
+
+    def matrices(name: str, shape: tuple[int, int]) -> np.ndarray:
+        return np.stack([m if (m := p.matrix(name)) is not None else np.zeros(shape, np.uint32) for p in programs])
+
+    parts = [pack_registers(matrices(name, _shape(fragment)), *register_elements(fragment, bits), bits)
+             for name, fragment, bits in register_layouts(form.op)]  # each [B, registers, threads]
     words = np.concatenate(parts, axis=1)
     registers = np.zeros((len(programs), form.threads, form.words_in), np.uint32)
     registers[:, :, :words.shape[1]] = words.transpose(0, 2, 1)
-    registers[:, :, -1] = e[:, :, 0]
+    registers[:, :, -1] = matrices("e", (form.threads, 1))[:, :, 0]
     return Batch(form, size, images, control, registers)
 
 
 def unpack_d(form: HopperForm, out: np.ndarray) -> np.ndarray:
-    """D codes [B, 64, N] (uint32, 16-bit types in the low half) from the stored words
+    """D codes [B, M, N] (uint32, 16-bit types in the low half) from the stored words
     [B, threads, words_out]."""
-    rows, cols, bits = _accumulator_layout(form.op)
+    _, fragment, bits = register_layouts(form.op)[-1]
     words = np.ascontiguousarray(out.transpose(0, 2, 1))
-    return unpack_registers(words, rows, cols, bits, (hopper_isa.WGMMA_M, form.op.n), np.uint32)
+    return unpack_registers(words, *register_elements(fragment, bits), bits, _shape(fragment), np.uint32)
 
 
 class HopperRunner:

@@ -3,8 +3,8 @@
     python -m device.hopper_campaign --programs 100000 --seed 0 --json report.json [--cases DIR]
 
 Worker processes draw programs (`generators.programs.hopper_programs`, the forms the oracle models:
-dense wgmma with A and B in shared memory over every layout the generator reaches, C in
-registers), alternating chunks of exact and discriminating inputs, and compute the expected D
+wgmma dense with A in shared memory or registers and sparse, over every layout the generator
+reaches, C in registers; warp-level mma.sp with every operand in registers), alternating chunks of exact and discriminating inputs, and compute the expected D
 with the oracle (`sm_90a` profile); a second pool assembles each kernel form once, as soon as a
 finished chunk shows it; the main process launches them in batches (`device.hopper_batch`) and
 compares D bit for bit, decoding the first mismatches of a failing program (`conformance.diff`)
@@ -59,11 +59,14 @@ def input_formats(p: Program) -> tuple[str, ...]:
     return (op.atype,) if op.atype == op.btype else (op.atype, op.btype)
 
 
-FORMS = ("dense, A in shared memory", "dense, A in registers", "sparse, A in shared memory")
+FORMS = ("wgmma dense, A in shared memory", "wgmma dense, A in registers", "wgmma sparse, A in shared memory",
+         "mma.sp (warp-level)")
 
 
 def form_of(p: Program) -> str:
     op = p.ops[0]
+    if op.OP == "mma.sp":
+        return FORMS[3]
     return FORMS[2] if op.sparse else FORMS[1] if op.a_in_registers else FORMS[0]
 
 
@@ -118,7 +121,7 @@ def campaign(programs: int, seed: int, jobs: int, cases_dir: str | None, log=sys
                 counts[f"programs ({inputs})"] += 1
                 counts[f"form {form_of(p)}"] += 1
                 counts["programs"] += 1
-                ips = 64 * p.ops[0].n
+                ips = expected.hopper_d.size
                 for f in input_formats(p):
                     inner_products[f] += ips
                 per_accumulator[p.ops[0].dtype] += ips

@@ -226,7 +226,7 @@ def mma_sp(draw, target: str) -> MmaSp:
         k=k, dtype=dtype, ctype=dtype, atype=atype,
         btype=draw(st.sampled_from(fam.types)) if fam.mixed else atype,
         ordered_metadata=draw(st.booleans()), satfinite=fam.saturate and draw(st.booleans()),
-        sparse_selector=draw(st.sampled_from(hopper.mma_sp_selectors(name, k, dtype))),
+        sparse_selector=draw(st.sampled_from(hopper.mma_sp_selectors(name, k, dtype, silicon=True))),
         metadata=draw(st.integers(0, 2**32 - 1)),
     )
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from conformance.encoding import sdesc as sdesc_codec
 from conformance.encoding import taddr as taddr_codec
 from conformance.encoding import zcmask as zcmask_codec
-from conformance.instructions import Tcgen05Mma, Tcgen05Shift, WgmmaMma
+from conformance.instructions import MmaSp, Tcgen05Mma, Tcgen05Shift, WgmmaMma
 from conformance.isa.targets import target as target_named
 from conformance.legality import check
 from conformance.isa import data_movement as dm
@@ -26,7 +26,7 @@ from conformance.isa import mma
 from conformance.program import SMEM_BYTES, MatrixImage, Program, SmemSegment, TmemRegion
 from generators import instructions as legal
 from generators import numeric_vectors
-from device.fragments import WGMMA_METADATA, selected_threads
+from device.fragments import WGMMA_METADATA, mma_sp_fragments, selected_threads
 from generators.descriptors import smem_descriptors
 from generators.operand_images import SCALE_CODES, exact_codes, write_bits, write_word_fields
 from oracles.mma import MmaShape, shape_of
@@ -162,85 +162,107 @@ def tcgen05_programs(draw, target: str, shape_class: mma.ShapeClass | None = Non
 INPUTS = ("exact", "discriminating")
 
 
-def _discriminating_operands(rng: np.random.Generator, op: WgmmaMma, k: int) -> dict[str, np.ndarray]:
-    """A (64 x K), B (N x K) and C (64 x N) codes from the discriminating vector families: row i of
+def _discriminating_operands(rng: np.random.Generator, op: WgmmaMma | MmaSp, k: int, m: int, n: int) -> dict[str, np.ndarray]:
+    """A (m x K), B (n x K) and C (m x n) codes from the discriminating vector families: row i of
     A, row i of B and C[i, :] come from vector i, so D[i, i] is a designed inner product and the
     other elements cross vectors (`generators.numeric_vectors.mix`)."""
     pair = op.atype if op.atype == op.btype else (op.atype, op.btype)
-    rows = max(hopper_isa.WGMMA_M, op.n)
+    rows = max(m, n)
     a, b, c, _ = numeric_vectors.mix(pair, op.dtype, k, rows, rng)
     order = rng.permutation(rows)  # every family reaches the diagonal whatever N is
     a, b, c = a[order], b[order], c[order]
     as_words = lambda x: x.astype(np.int64).astype(np.uint32) & np.uint32((1 << (8 * x.dtype.itemsize)) - 1)  # noqa: E731
-    return {"a": as_words(a[:hopper_isa.WGMMA_M]), "b": as_words(b[:op.n]),
-            "c": np.repeat(as_words(c[:hopper_isa.WGMMA_M])[:, None], op.n, axis=1)}
+    return {"a": as_words(a[:m]), "b": as_words(b[:n]), "c": np.repeat(as_words(c[:m])[:, None], n, axis=1)}
 
 
 #: Metadata nibbles of 2:4 sparsity with the two indices in increasing order (the six patterns of
 #: two of four; PTX ISA 9.7.15.5.1) and of tf32's 1:2 sparsity (0b0100 first, 0b1110 second element).
-WGMMA_METADATA_NIBBLES = {16: (0b0100, 0b1000, 0b1100, 0b1001, 0b1101, 0b1110), 32: (0b0100, 0b1110)}
+METADATA_NIBBLES = {16: (0b0100, 0b1000, 0b1100, 0b1001, 0b1101, 0b1110), 32: (0b0100, 0b1110)}
 
 
-def _sparse_metadata(rng: np.random.Generator, op: WgmmaMma) -> tuple[np.ndarray, np.ndarray]:
-    """Each thread's metadata word [128] for sparse wgmma, and the logical column of every stored A
-    element [64, K / 2] it encodes. The threads the selector reads hold random valid nibbles placed
-    by `device.fragments.WGMMA_METADATA`; the others hold random words the instruction must ignore."""
-    bits = mma.TYPE_BITS[op.atype]
-    fragment = WGMMA_METADATA[bits]
-    nibbles = rng.choice(WGMMA_METADATA_NIBBLES[32 if bits == 32 else 16], (hopper_isa.WGMMA_M, op.k // (2 if bits == 32 else 4)))
+def _sparse_metadata(rng: np.random.Generator, fragment, bits: int, k: int, selector: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each thread's metadata word for a sparse MMA whose metadata register layout is `fragment`
+    (rows x K logical columns), and the logical column of every stored A element [rows, K / 2]
+    it encodes. The threads the selector reads hold random valid nibbles; the others hold random
+    words the instruction must ignore."""
+    m = fragment.rows
+    nibbles = rng.choice(METADATA_NIBBLES[32 if bits == 32 else 16], (m, k // (2 if bits == 32 else 4)))
     if bits == 32:  # 2 bits per logical tf32 element
-        fields = np.stack([nibbles & 3, nibbles >> 2], axis=-1).reshape(hopper_isa.WGMMA_M, op.k)
-        positions = 2 * np.arange(op.k // 2) + ((nibbles & 3) >> 1)
+        fields = np.stack([nibbles & 3, nibbles >> 2], axis=-1).reshape(m, k)
+        positions = 2 * np.arange(k // 2) + ((nibbles & 3) >> 1)
     else:  # 1 bit per logical element
-        fields = ((nibbles[..., None] >> np.arange(4)) & 1).reshape(hopper_isa.WGMMA_M, op.k)
+        fields = ((nibbles[..., None] >> np.arange(4)) & 1).reshape(m, k)
         pairs = np.stack([nibbles & 3, nibbles >> 2], axis=-1)
-        positions = (4 * np.arange(op.k // 4)[:, None] + pairs).reshape(hopper_isa.WGMMA_M, op.k // 2)
+        positions = (4 * np.arange(k // 4)[:, None] + pairs).reshape(m, k // 2)
     rows, cols = fragment.elements()
     per = 32 // fragment.value_count
     words = (fields[rows, cols].astype(np.uint64) << (per * np.arange(fragment.value_count, dtype=np.uint64))).sum(axis=1)
     words = words.astype(np.uint32)
-    ignored = ~selected_threads(fragment, op.sparse_selector)
+    ignored = ~selected_threads(fragment, selector)
     words[ignored] = rng.integers(0, 2**32, int(ignored.sum()), dtype=np.uint32)
     return words, positions
 
 
+def _matrix(name: str, codes: np.ndarray) -> MatrixImage:
+    return MatrixImage(name, codes.shape[0], codes.shape[1], codes.astype("<u4").tobytes())
+
+
+def _operand_codes(rng: np.random.Generator, op: WgmmaMma | MmaSp, inputs: str, m: int, n: int, k_stored: int) -> dict:
+    """A (m x stored K; None to let the image writer draw it), B (n x K) and C codes."""
+    if inputs == "exact":
+        return {"a": rng.choice(exact_codes(op.atype), (m, k_stored)), "b": rng.choice(exact_codes(op.btype), (n, op.k)),
+                "c": rng.choice(exact_codes(op.dtype, accumulator=True), (m, n))}
+    return _discriminating_operands(rng, op, op.k, m, n)
+
+
+def _compressed(codes: dict, rng: np.random.Generator, fragment, op, inputs: str) -> MatrixImage:
+    """Draw the sparsity metadata; discriminating A keeps its designed elements at the chosen
+    positions (exact A is drawn compressed). Returns the metadata matrix ("e")."""
+    bits = mma.TYPE_BITS[op.atype]
+    e, positions = _sparse_metadata(rng, fragment, bits, op.k, op.sparse_selector)
+    if inputs != "exact":
+        codes["a"] = np.take_along_axis(codes["a"], positions, axis=1)
+    return _matrix("e", e[:, None])
+
+
 @st.composite
 def hopper_programs(draw, target: str = "sm_90a", inputs: str = "exact", forms: str = "any") -> Program:
-    """A wgmma (operands in shared memory with its image, the accumulator C as a matrix) or an
-    mma.sp program. `inputs`: "exact" (small exactly summable values, profile exact) or
-    "discriminating" (`generators.numeric_vectors` families, NaN/Inf/subnormals included, profile
-    sm_90a). `forms`: "any", or "modelled" (what the oracle computes: wgmma, dense with A in shared
-    memory or registers, or sparse with A in shared memory)."""
+    """A wgmma (operands in shared memory with its image, the register operands as matrices) or an
+    mma.sp program (every operand a matrix). `inputs`: "exact" (small exactly summable values,
+    profile exact) or "discriminating" (`generators.numeric_vectors` families, NaN/Inf/subnormals
+    included, profile sm_90a). `forms`: "any", or "modelled" (what the oracle computes: wgmma,
+    dense with A in shared memory or registers, or sparse with A in shared memory; mma.sp but for
+    4-bit integers and mixed e4m3 x e5m2)."""
     if inputs not in INPUTS:
         raise ValueError(f"inputs must be one of {INPUTS}, not {inputs!r}")
     if forms == "modelled":
         op = draw(st.one_of(legal.wgmma(target, reach="compact", sparse=False),
-                            legal.wgmma(target, reach="compact", sparse=True, a_in_registers=False)))
+                            legal.wgmma(target, reach="compact", sparse=True, a_in_registers=False),
+                            legal.mma_sp(target).filter(lambda o: hopper_isa.mma_sp_family(o.atype) != "i4"
+                                                        and (o.atype == o.btype or hopper_isa.mma_sp_family(o.atype) != "f8"))))
     else:
         op = draw(st.one_of(legal.wgmma(target, reach="compact"), legal.mma_sp(target)))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     images = _Images([np.zeros(16, np.uint8)], np.zeros((1, 0, 0), np.uint32))
-    matrices = ()
     profile = "exact" if inputs == "exact" else "sm_90a"
-    if isinstance(op, WgmmaMma):
-        k = hopper_isa.WGMMA_TYPES[hopper_isa.wgmma_type_family(op.atype)].k_dense  # stored A columns
-        if inputs == "exact":
-            codes = {"a": rng.choice(exact_codes(op.atype), (hopper_isa.WGMMA_M, k)), "b": None,
-                     "c": rng.choice(exact_codes(op.dtype, accumulator=True), (hopper_isa.WGMMA_M, op.n))}
-        else:
-            codes = _discriminating_operands(rng, op, op.k)
-        if op.sparse:
-            e, positions = _sparse_metadata(rng, op)
-            if inputs != "exact":  # the designed vectors' elements at the metadata's positions
-                codes["a"] = np.take_along_axis(codes["a"], positions, axis=1)
-            matrices += (MatrixImage("e", 128, 1, e.astype("<u4").tobytes()),)
-        if op.a_in_registers:
-            matrices += (MatrixImage("a", hopper_isa.WGMMA_M, k, codes["a"].astype("<u4").tobytes()),)
-        else:
-            _smem_operand(images, rng, 0, op.a_desc, not op.imm_trans_a, hopper_isa.WGMMA_M, k, op.atype, False, "sm90",
-                          codes["a"])
-        _smem_operand(images, rng, 0, op.b_desc, not op.imm_trans_b, op.n, op.k, op.btype, False, "sm90", codes["b"])
-        matrices += (MatrixImage("c", hopper_isa.WGMMA_M, op.n, codes["c"].astype("<u4").tobytes()),)
+    if isinstance(op, MmaSp):
+        if hopper_isa.mma_sp_family(op.atype) == "i4":  # no exact-code table for 4-bit integers: no operands
+            return Program(target=target, ops=(op,), profile=profile, label=op.OP)
+        codes = _operand_codes(rng, op, inputs, 16, 8, op.k // 2)
+        e = _compressed(codes, rng, mma_sp_fragments(mma.TYPE_BITS[op.atype], op.k).metadata, op, inputs)
+        matrices = (_matrix("a", codes["a"]), _matrix("b", codes["b"]), _matrix("c", codes["c"]), e)
+        return Program(target=target, ops=(op,), profile=profile, matrices=matrices, label=op.OP)
+    k = hopper_isa.WGMMA_TYPES[hopper_isa.wgmma_type_family(op.atype)].k_dense  # stored A columns
+    codes = _operand_codes(rng, op, inputs, hopper_isa.WGMMA_M, op.n, k)
+    matrices = ()
+    if op.sparse:
+        matrices += (_compressed(codes, rng, WGMMA_METADATA[mma.TYPE_BITS[op.atype]], op, inputs),)
+    if op.a_in_registers:
+        matrices += (_matrix("a", codes["a"]),)
+    else:
+        _smem_operand(images, rng, 0, op.a_desc, not op.imm_trans_a, hopper_isa.WGMMA_M, k, op.atype, False, "sm90", codes["a"])
+    _smem_operand(images, rng, 0, op.b_desc, not op.imm_trans_b, op.n, op.k, op.btype, False, "sm90", codes["b"])
+    matrices += (_matrix("c", codes["c"]),)
     return Program(target=target, ops=(op,), profile=profile, smem=(SmemSegment(0, images.smem[0].tobytes()),),
                    matrices=matrices, label=op.OP)
 

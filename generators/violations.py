@@ -549,6 +549,12 @@ def _(draw, target):
     return replace(i, sparse_selector=draw(st.integers(0, 15).filter(lambda v: v not in legal_values)))
 
 
+@breaks("mma-sp.selector-silicon")
+def _(draw, target):
+    return MmaSp(k=32, dtype="f32", ctype="f32", atype="f16", btype="f16", ordered_metadata=draw(st.booleans()),
+                 sparse_selector=draw(st.sampled_from((2, 3))), metadata=draw(st.integers(0, 2**32 - 1)))
+
+
 @breaks("mma-sp.satfinite")
 def _(draw, target):
     return replace(draw(legal.mma_sp(target).filter(lambda i: i.atype in ("f16", "bf16", "tf32"))), satfinite=True)

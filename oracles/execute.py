@@ -67,7 +67,7 @@ def _apply(state: MachineState, op, profile: str) -> np.ndarray | None:
     elif isinstance(op, WgmmaMma):
         return hopper.wgmma(state, op, profile)
     elif isinstance(op, MmaSp):
-        raise NotModelled("mma.sp takes its A and B from registers, which programs do not carry yet")
+        return hopper.mma_sp(state, op, profile)
     elif not isinstance(op, NO_STATE_CHANGE):
         raise NotModelled(f"{op.OP} has no oracle semantics")
     return None

@@ -13,16 +13,18 @@ from __future__ import annotations
 import numpy as np
 
 from conformance.encoding import sdesc as sdesc_codec
-from conformance.instructions import WgmmaMma
+from conformance.instructions import MmaSp, WgmmaMma
 from conformance.isa import hopper as isa
 from conformance.isa import mma as tcgen05_isa
 from oracles import numerics
 from oracles.numerics.matmul import sparse_matmul
+from oracles.numerics.profiles import for_instruction
 from oracles.smem_operand import gather, storage_for
-from device.fragments import WGMMA_METADATA, selected_threads
+from device.fragments import WGMMA_METADATA, Fragment, mma_sp_fragments, selected_threads
 from oracles.state import MachineState, NotModelled, UndefinedBehaviour
 
 THREADS = 128  # one warpgroup
+MMA_SP_M, MMA_SP_N = 16, 8
 
 
 def _matrix(state: MachineState, name: str, shape: tuple[int, int]) -> np.ndarray | None:
@@ -33,27 +35,51 @@ def _matrix(state: MachineState, name: str, shape: tuple[int, int]) -> np.ndarra
     return m
 
 
-def sparse_positions(e_words: np.ndarray, bits: int, k_logical: int, selector: int) -> np.ndarray:
-    """The logical K column of every stored (compressed) A element of sparse wgmma, int64
-    [64, k_logical / 2], from each thread's metadata word [128] and the sparsity selector.
+def sparse_positions(e_words: np.ndarray, bits: int, k_logical: int, selector: int,
+                     fragment: Fragment | None = None) -> np.ndarray:
+    """The logical K column of every stored (compressed) A element of a sparse MMA, int64
+    [rows, k_logical / 2], from each thread's metadata word and the sparsity selector; the
+    metadata register layout is `fragment` (default: sparse wgmma's, 128 threads, 64 rows).
 
     The metadata of row r, group j is a nibble of two 2-bit indices (the low pair for the first
     stored element): positions in a group of four elements for 16- and 8-bit types (2:4), in a pair
     of tf32 elements counted in 16-bit halves (1:2: 0b0100 = the first, 0b1110 = the second),
     PTX ISA 9.7.15.5.1 (sparse wgmma); which thread holds which bits is `WGMMA_METADATA`."""
-    fragment = WGMMA_METADATA[bits]
+    fragment = fragment or WGMMA_METADATA[bits]
     rows, cols = fragment.elements()
     per = 32 // fragment.value_count
     fields = (e_words.astype(np.int64)[:, None] >> (per * np.arange(fragment.value_count))) & ((1 << per) - 1)
     chosen = selected_threads(fragment, selector)
-    meta = np.zeros((isa.WGMMA_M, k_logical), np.int64)
+    meta = np.zeros((fragment.rows, k_logical), np.int64)
     meta[rows[chosen], cols[chosen]] = fields[chosen]
     if bits == 32:
         first = meta[:, 0::2] & 3  # index of the first half of the stored element
         return 2 * np.arange(k_logical // 2) + (first >> 1)
     nibble = meta[:, 0::4] | meta[:, 1::4] << 1 | meta[:, 2::4] << 2 | meta[:, 3::4] << 3
     index = np.stack([nibble & 3, nibble >> 2], axis=-1)
-    return (4 * np.arange(k_logical // 4)[:, None] + index).reshape(isa.WGMMA_M, k_logical // 2)
+    return (4 * np.arange(k_logical // 4)[:, None] + index).reshape(fragment.rows, k_logical // 2)
+
+
+def mma_sp(state: MachineState, op: MmaSp, profile: str) -> np.ndarray:
+    """D codes [16, 8] (uint32; 16-bit D in the low half) of one warp-level mma.sp{::ordered_metadata}
+    (PTX ISA 9.7.14.6.3): the compressed A (16 x K/2), B (8 x K), C (16 x 8) and each lane's
+    metadata word (32 x 1) from the program's matrices; the numerics of warp-level MMA
+    (`for_instruction(profile, "mma_sync")`)."""
+    family = isa.mma_sp_family(op.atype)
+    if op.kind or op.block_scale or family == "i4":
+        raise NotModelled(f"mma.sp with {op.kind or op.atype} inputs is not modelled yet")
+    if family == "f8" and op.atype != op.btype and profile != "exact":
+        raise NotModelled("mixed e4m3 x e5m2 through warp-level MMA: its rounding differs from the measured "
+                          "same-type fp8 datapath in about 1 in 3 discriminating programs (A-MMA-SP-MIXED-FP8)")
+    shapes = {"a": (MMA_SP_M, op.k // 2), "b": (MMA_SP_N, op.k), "c": (MMA_SP_M, MMA_SP_N), "e": (32, 1)}
+    operands = {name: _matrix(state, name, shape) for name, shape in shapes.items()}
+    missing = [name for name, m in operands.items() if m is None]
+    if missing:
+        raise UndefinedBehaviour(f"mma.sp reads registers the program does not carry: matrices {', '.join(missing)}")
+    bits = tcgen05_isa.TYPE_BITS[op.atype]
+    columns = sparse_positions(operands["e"][:, 0], bits, op.k, op.sparse_selector, mma_sp_fragments(bits, op.k).metadata)
+    return sparse_matmul(operands["a"], operands["b"], columns, operands["c"], op.atype, op.btype, op.dtype,
+                         for_instruction(profile, "mma_sync"), saturate=op.satfinite if op.dtype == "s32" else None)
 
 
 def wgmma(state: MachineState, op: WgmmaMma, profile: str) -> np.ndarray:

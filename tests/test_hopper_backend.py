@@ -21,8 +21,10 @@ from generators.programs import hopper_programs
 from generators.sampling import draw_examples
 from oracles.execute import run
 
-EXACT = draw_examples(hopper_programs(inputs="exact", forms="modelled"), 12, 5)
-DISCRIMINATING = draw_examples(hopper_programs(inputs="discriminating", forms="modelled"), 12, 6)
+DRAWN = {inputs: draw_examples(hopper_programs(inputs=inputs, forms="modelled"), 24, seed)
+         for inputs, seed in (("exact", 5), ("discriminating", 6))}
+EXACT, DISCRIMINATING = ([p for p in DRAWN[i] if p.ops[0].OP == "wgmma.mma_async"][:12] for i in ("exact", "discriminating"))
+MMA_SP = [p for i in DRAWN for p in DRAWN[i] if p.ops[0].OP == "mma.sp"]
 
 
 def test_programs_carry_c_and_round_trip_through_json():
@@ -120,13 +122,17 @@ def _values(codes: np.ndarray, dtype: str) -> np.ndarray:
         return codes.astype(np.uint32).view(np.int32).astype(np.float64)
     if dtype == "f16":
         return codes.astype(np.uint16).view(np.float16).astype(np.float64)
-    return codes.astype(np.uint32).view(np.float32).astype(np.float64)
+    if dtype == "bf16":
+        return (codes.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    if dtype in ("s8", "u8"):
+        return codes.astype(np.uint8).view(np.int8 if dtype == "s8" else np.uint8).astype(np.float64)
+    return codes.astype(np.uint32).view(np.float32).astype(np.float64)  # f32, tf32 (exact values use no low bits)
 
 
-@pytest.mark.parametrize("p", EXACT, ids=lambda p: p.case_id)
+@pytest.mark.parametrize("p", [p for p in EXACT if p.ops[0].dtype != "f16"], ids=lambda p: p.case_id)
 def test_d_is_ab_plus_c_and_scale_d_false_ignores_c(p):
     """Metamorphic, exact inputs: D(C) = D(C = 0) + C exactly; with scale-d false D does not
-    depend on C."""
+    depend on C. (f32 and s32 only: an f16 accumulator's 11 bits need not hold A B + C exactly.)"""
     op = p.ops[0]
     with_c = dataclasses.replace(p, ops=(dataclasses.replace(op, scale_d=True),))
     zero = MatrixImage("c", 64, op.n, bytes(4 * 64 * op.n))
@@ -146,8 +152,9 @@ def test_skip_reasons():
 
     tcgen05 = generate_programs(1, 0)[0]
     assert expected_state(tcgen05).status == "skip" and "blackwell" in expected_state(tcgen05).detail
-    drawn = draw_examples(hopper_programs(), 80, 7)
-    unmodelled = [p for p in drawn if p.ops[0].OP == "mma.sp" or (p.ops[0].sparse and p.ops[0].a_in_registers)]
+    drawn = draw_examples(hopper_programs(), 120, 7)
+    unmodelled = [p for p in drawn if (p.ops[0].OP == "mma.sp" and p.ops[0].atype in ("s4", "u4"))
+                  or (p.ops[0].OP != "mma.sp" and p.ops[0].sparse and p.ops[0].a_in_registers)]
     skipped = [expected_state(p) for p in unmodelled]
     assert skipped and all(s.status == "skip" and "not modelled" in s.detail for s in skipped)
 
@@ -157,8 +164,8 @@ def test_campaign_chunks_alternate_inputs_and_name_their_kernels():
     assert (first["inputs"], second["inputs"]) == ("exact", "discriminating")
     for chunk in (first, second):
         assert [hopper_kernel(hopper_form(p)) for p in chunk["programs"]] == chunk["texts"]
-        assert all(e.hopper_d.shape == (64, p.ops[0].n) for p, e in zip(chunk["programs"], chunk["expected"])
-                   if not isinstance(e, CaseResult))
+        assert all(e.hopper_d.shape == ((64, p.ops[0].n) if p.ops[0].OP == "wgmma.mma_async" else (16, 8))
+                   for p, e in zip(chunk["programs"], chunk["expected"]) if not isinstance(e, CaseResult))
     mixed = [p for p in DISCRIMINATING + EXACT if p.ops[0].atype != p.ops[0].btype]
     assert all(len(input_formats(p)) == 2 for p in mixed)
 
@@ -226,16 +233,18 @@ def test_tf32_metadata_names_one_element_of_each_pair():
 def test_generated_sparse_programs_decode_to_what_the_generator_meant():
     """The generator's metadata words and the oracle's decoding agree on every position, and
     every group names two distinct elements of its own four (or one of its pair for tf32)."""
+    from device.fragments import WGMMA_METADATA, mma_sp_fragments
     from generators.programs import _sparse_metadata
     from oracles.hopper import sparse_positions
 
     rng = np.random.default_rng(3)
-    ops = [p.ops[0] for p in draw_examples(hopper_programs(forms="modelled"), 60, 9) if p.ops[0].sparse]
-    assert {32, 16, 8} <= {TYPE_BITS[op.atype] for op in ops}
+    ops = [p.ops[0] for p in draw_examples(hopper_programs(forms="modelled"), 90, 9) if getattr(p.ops[0], "sparse", True)]
+    assert {32, 16, 8} <= {TYPE_BITS[op.atype] for op in ops} and {"mma.sp", "wgmma.mma_async"} <= {op.OP for op in ops}
     for op in ops:
-        words, positions = _sparse_metadata(rng, op)
         bits = TYPE_BITS[op.atype]
-        decoded = sparse_positions(words, bits, op.k, op.sparse_selector)
+        fragment = mma_sp_fragments(bits, op.k).metadata if op.OP == "mma.sp" else WGMMA_METADATA[bits]
+        words, positions = _sparse_metadata(rng, fragment, bits, op.k, op.sparse_selector)
+        decoded = sparse_positions(words, bits, op.k, op.sparse_selector, fragment)
         assert np.array_equal(decoded, positions)
         group = 2 if bits == 32 else 4
         per_group = 1 if bits == 32 else 2
@@ -258,3 +267,75 @@ def test_sparse_matmul_is_a_per_row_gathered_matmul(profile):
     columns = (4 * np.arange(8)[:, None] + np.sort(rng.permuted(np.tile(np.arange(4), (64, 8, 1)), axis=2)[..., :2], axis=2)).reshape(64, 16)
     want = np.concatenate([matmul(a[r:r + 1], b[:, columns[r]], c[r:r + 1], "f16", "f16", "f32", profile) for r in range(64)])
     assert np.array_equal(sparse_matmul(a, b, columns, c, "f16", "f16", "f32", profile), want)
+
+
+def _mma_sp_element(operand: str, bits: int, lane: int, i: int) -> tuple[int, int]:
+    """(row, column) of element i of a lane in the warp-level fragments, from the PTX ISA's mma
+    fragment formulas (9.7.14.5.x): groupID = lane / 4, threadID_in_group = lane % 4. A is the
+    compressed 16 x K/2 matrix, B is N x K (row n = groupID)."""
+    g, t = divmod(lane, 4)
+    if operand == "a":
+        if bits == 16:
+            return g + 8 * ((i // 2) % 2), 2 * t + i % 2 + 8 * (i // 4)
+        if bits == 32:
+            return g + 8 * (i % 2), t + 4 * (i // 2)
+        return g + 8 * ((i // 4) % 2), 4 * t + i % 4 + 16 * (i // 8)
+    if bits == 16:
+        return g, 2 * t + i % 2 + 8 * (i // 2)
+    if bits == 32:
+        return g, t + 4 * i
+    return g, 4 * t + i % 4 + 16 * (i // 4)
+
+
+def test_mma_sp_programs_carry_their_registers_by_the_isa_fragments():
+    assert MMA_SP and {TYPE_BITS[p.ops[0].atype] for p in MMA_SP} >= {16, 8}
+    for p in MMA_SP:
+        op, batch = p.ops[0], pack([p])
+        words = batch.registers[0]
+        registers = {"a": 0}
+        bits = TYPE_BITS[op.atype]
+        a_regs = op.k // 2 * 16 * bits // 32 // 32
+        registers["b"] = a_regs
+        for operand in ("a", "b"):
+            matrix = p.matrix(operand)
+            per = 32 // bits
+            count = matrix.size // 32
+            for lane in (0, 6, 31):
+                for i in range(count):
+                    row, col = _mma_sp_element(operand, bits, lane, i)
+                    word = int(words[lane, registers[operand] + i // per])
+                    assert (word >> (bits * (i % per))) & ((1 << bits) - 1) == int(matrix[row, col]), (op, operand, lane, i)
+        assert np.array_equal(words[:, -1], p.matrix("e")[:, 0])
+
+
+def test_mma_sp_metadata_words_by_hand():
+    """m16n8k16 f16: one lane per quad holds rows groupID (bits 0-15) and groupID + 8 (16-31), the
+    selector naming it; m16n8k32 8-bit... lane pairs, lane % 2 the K half (assumption A-MMA-SP-METADATA)."""
+    from device.fragments import mma_sp_fragments
+    from oracles.hopper import sparse_positions
+
+    e = np.zeros(32, np.uint32)
+    e[4 * 3 + 2] = _metadata_word({0: 0b1110, 20: 0b1001})  # lane 14: groupID 3, selector 2
+    got = sparse_positions(e, 16, 16, 2, mma_sp_fragments(16, 16).metadata)
+    assert list(got[3, :2]) == [2, 3] and list(got[11, 2:4]) == [5, 6]
+    e = np.zeros(32, np.uint32)
+    e[4 * 5 + 3] = _metadata_word({0: 0b1100})  # lane 23: groupID 5, second of selector 1's pair: K half 16-31
+    got = sparse_positions(e, 16, 32, 1, mma_sp_fragments(16, 32).metadata)
+    assert list(got[5, 8:10]) == [16, 19]
+
+
+def test_mma_sp_oracle_is_a_sparse_product_computed_independently():
+    from device.fragments import mma_sp_fragments
+    from oracles.hopper import sparse_positions
+
+    exact = [p for p in draw_examples(hopper_programs(inputs="exact", forms="modelled"), 80, 12)
+             if p.ops[0].OP == "mma.sp" and p.ops[0].dtype == "f32" and p.ops[0].atype in ("f16", "bf16", "tf32")]
+    assert len(exact) >= 3
+    for p in exact:
+        op = p.ops[0]
+        bits = TYPE_BITS[op.atype]
+        columns = sparse_positions(p.matrix("e")[:, 0], bits, op.k, op.sparse_selector, mma_sp_fragments(bits, op.k).metadata)
+        a, b, c = (_values(p.matrix(x), t) for x, t in (("a", op.atype), ("b", op.btype), ("c", "f32")))
+        want = np.array([[(a[r] * b[n, columns[r]]).sum() + c[r, n] for n in range(8)] for r in range(16)])
+        got = run(p).hopper_d.view(np.float32).astype(np.float64)
+        np.testing.assert_array_equal(got, want)

@@ -80,12 +80,19 @@ MMA_SP_SELECTORS = {
     ("i8", 32): (0, 1), ("i8", 64): (0,),
     ("i4", 64): (0, 1), ("i4", 128): (0,),
 }
-# ptxas accepts selectors 2 and 3 for f16 inputs at K = 32 when D is f32 (not when D is f16).
+# ptxas accepts selectors 2 and 3 for f16 inputs at K = 32 when D is f32 (not when D is f16) ...
 MMA_SP_SELECTOR_EXCEPTIONS = {("f16", 32, "f32"): (0, 1, 2, 3)}
+# ... but the H100 raises an illegal instruction for them (measured 2026-11-22: mma.sp m16n8k32
+# f32.f16.f16.f32 with selector 2 or 3, CUDA_ERROR_ILLEGAL_INSTRUCTION; 0 and 1 run and match):
+# legality rule mma-sp.selector-silicon.
+MMA_SP_SELECTORS_ON_SILICON = {("f16", 32, "f32"): (0, 1)}
 
 
-def mma_sp_selectors(family: str, k: int, dtype: str) -> tuple[int, ...]:
-    """Selector values legal for mma.sp of this type family, K and D type."""
+def mma_sp_selectors(family: str, k: int, dtype: str, silicon: bool = False) -> tuple[int, ...]:
+    """Selector values legal for mma.sp of this type family, K and D type: those ptxas accepts,
+    or with `silicon` those the hardware also runs."""
+    if silicon and (family, k, dtype) in MMA_SP_SELECTORS_ON_SILICON:
+        return MMA_SP_SELECTORS_ON_SILICON[(family, k, dtype)]
     return MMA_SP_SELECTOR_EXCEPTIONS.get((family, k, dtype), MMA_SP_SELECTORS[(family, k)])
 # .kind::f8f6f4 / .block_scale forms and e3m2/e2m3/e2m1 require sm_120a (004 Target ISA Notes):
 # none of this project's targets.

@@ -392,4 +392,7 @@ def _(i: MmaSp, t: Target, found: _Found) -> None:
                   f".{i.atype} on {t.name}")
     found.require(i.sparse_selector in (hopper.mma_sp_selectors(fam_name, i.k, i.dtype) if i.k in fam.ks else hopper.MMA_SP_SELECTOR_RANGE),
                   "mma-sp.selector", f"selector {i.sparse_selector} with .{i.atype} K = {i.k}")
+    if i.k in fam.ks and i.sparse_selector in hopper.mma_sp_selectors(fam_name, i.k, i.dtype):
+        found.require(i.sparse_selector in hopper.mma_sp_selectors(fam_name, i.k, i.dtype, silicon=True),
+                      "mma-sp.selector-silicon", f"selector {i.sparse_selector} with .{i.atype} K = {i.k} and .{i.dtype} D")
     found.require(not i.satfinite or fam.saturate, "mma-sp.satfinite", f".satfinite with .{i.atype}")

@@ -178,5 +178,8 @@ _RULES = (
          "the sparsity selector is a constant in 0..3, narrowed per type and K", ASSEMBLER,
          "per-shape values as enforced by ptxas (conformance.isa.hopper.MMA_SP_SELECTORS)"),
     Rule("mma-sp.satfinite", "PTX ISA 9.7.14.6.3 syntax", ".satfinite only with integer types", ASSEMBLER),
+    Rule("mma-sp.selector-silicon", "PTX ISA 9.7.14.6.3; measured on the H100",
+         "m16n8k32 .f32.f16.f16.f32 takes selector 0 or 1: ptxas accepts 2 and 3, the H100 raises an "
+         "illegal instruction", ORACLE, "conformance.isa.hopper.MMA_SP_SELECTORS_ON_SILICON"),
 )
 RULES: dict[str, Rule] = {r.id: r for r in _RULES}
