@@ -86,7 +86,7 @@ def cmd_legality(args: argparse.Namespace) -> int:
     progress = None if args.json else (lambda message: print(message, file=sys.stderr))
     report = run_legality(args.arch, args.examples, args.seed, progress)
     data = asdict(report)
-    data["command"] = " ".join(["tcgen05-conformance", *sys.argv[1:]])
+    data["command"] = " ".join(["tcgen05-conformance", *args.argv])
     if args.json:
         print(json.dumps(data, indent=1))
     else:
@@ -128,7 +128,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     finally:
         if journal is not None:
             journal.close()
-    command = ["tcgen05-conformance", *sys.argv[1:]]
+    command = ["tcgen05-conformance", *args.argv]
     summary = runner.summary(outcome, args.seed, args.examples, time.perf_counter() - started, command, args.profile)
     results = {
         name: [dict(case_id=r.case_id, status=r.status, detail=r.detail, label=p.label)
@@ -176,7 +176,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         raise UsageError(f"--out {args.out}: exists and is not a directory")
     programs = runner.generate_programs(args.examples, args.seed)
-    facts = {"command": " ".join(["tcgen05-conformance", *sys.argv[1:]]), "seed": args.seed, "examples": args.examples}
+    facts = {"command": " ".join(["tcgen05-conformance", *args.argv]), "seed": args.seed, "examples": args.examples}
     try:
         os.makedirs(args.out, exist_ok=True)
         index = export(programs, args.out, args.profile, facts)
@@ -194,7 +194,7 @@ def cmd_vectors(args: argparse.Namespace) -> int:
         result = check_vectors(args.dir, args.profile)
     except (VectorFileError, FileNotFoundError, NotADirectoryError) as e:
         raise UsageError(str(e)) from None
-    result["command"] = " ".join(["tcgen05-conformance", *sys.argv[1:]])
+    result["command"] = " ".join(["tcgen05-conformance", *args.argv])
     if args.json:
         print(json.dumps(result, indent=1))
     else:
@@ -237,7 +237,7 @@ def cmd_mutants(args: argparse.Namespace) -> int:
             close = difflib.get_close_matches(name, MUTANTS, 1)
             raise UsageError(f"unknown mutant {name!r}" + (f" (did you mean {close[0]}?)" if close else "") + "; docs/mutants.md lists them")
     names = list(dict.fromkeys(args.only)) if args.only else list(MUTANTS)
-    report = run_mutants(names, args.examples, args.seed, " ".join(["tcgen05-conformance", *sys.argv[1:]]))
+    report = run_mutants(names, args.examples, args.seed, " ".join(["tcgen05-conformance", *args.argv]))
     if args.json:
         print(json.dumps(report, indent=1))
     else:
@@ -348,7 +348,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = parser().parse_args(argv)
+    args.argv = argv  # the command line reports record (what was asked, whoever called)
     try:
         if getattr(args, "examples", 1) < 1:
             raise UsageError("--examples must be at least 1")
