@@ -138,7 +138,7 @@ def test_a_cta_pair_issuing_cta_group_1_is_an_error():
 
 
 def test_a_program_the_oracle_does_not_model_is_skipped():
-    sp = MmaSp(k=32, dtype="f32", atype="f16", btype="f16", ctype="f32")
+    sp = MmaSp(k=64, dtype="s32", atype="s4", btype="s4", ctype="s32")  # 4-bit mma.sp: not modelled
     result = prepare_case(Program(target="sm_100a", tmem_columns=32, ops=(sp,)), None)
     assert isinstance(result, CaseResult) and result.status == SKIP and result.detail.startswith("not modelled: ")
 
