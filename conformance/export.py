@@ -21,10 +21,11 @@ from typing import Sequence
 import numpy as np
 
 from conformance import __version__
+from conformance.backends.base import CaseResult
+from conformance.backends.oracle import expected_state
 from conformance.instructions import Tcgen05Ld
 from conformance.program import Program, to_json
-from oracles.execute import OracleResult, run
-from oracles.state import NotModelled, UndefinedBehaviour
+from oracles.execute import OracleResult
 
 SCHEMA = "tcgen05-conformance/vectors/1"
 WORD = np.dtype("<u4")
@@ -35,19 +36,6 @@ INDEX_FILE = "index.json"
 
 class VectorsError(ValueError):
     """A state file that does not match its case: the message names the file and what is wrong."""
-
-
-def expected_state(program: Program, profile: str | None) -> OracleResult | str:
-    """The oracle's state of `program` under `profile` (None: the program's own), or why there is
-    none: the reason a case is skipped (not modelled, undefined behaviour, no datapath)."""
-    try:
-        return run(program, profile)
-    except NotModelled as e:
-        return f"not modelled: {e}"
-    except UndefinedBehaviour as e:
-        return f"undefined behaviour: {e}"
-    except ValueError as e:
-        return str(e)
 
 
 def state_layout(program: Program, state: OracleResult) -> dict:
@@ -123,8 +111,8 @@ def export(programs: Sequence[Program], out: str, profile: str | None, run_facts
     for p in programs:
         expected = expected_state(p, profile)
         entry = {"case_id": p.case_id, "label": p.label}
-        if isinstance(expected, str):
-            entry.update(status="skipped", reason=expected)
+        if isinstance(expected, CaseResult):
+            entry.update(status="skipped", reason=expected.detail)
         else:
             write_case(os.path.join(out, "cases", p.case_id), p, profile, expected)
             entry.update(status="exported", case=f"cases/{p.case_id}/{CASE_FILE}")

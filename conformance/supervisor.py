@@ -232,9 +232,9 @@ def _run_child(backend: str, profile: str | None, programs: list[Program], timeo
         if timed_out:
             child.failure = f"timeout: {batch} exceeded {timeout_s:g} s (watchdog){stage}; unfinished case ids {shown}"
         else:
-            how = _how_it_ended(proc.returncode)
+            how = how_it_ended(proc.returncode)
             child.failure = (f"crash: child {how}{stage}; {batch}; unfinished case ids {shown}; "
-                             f"last stderr line: {_last_line(stderr_path) or '(none)'}")
+                             f"last stderr line: {last_line(stderr_path) or '(none)'}")
         return child
 
 
@@ -292,16 +292,20 @@ def _kill(proc: subprocess.Popen) -> None:
             pass
 
 
-def _how_it_ended(returncode: int) -> str:
+def how_it_ended(returncode: int | None) -> str:
+    """How a child process ended, for a one-line report (None: it is still running)."""
+    if returncode is None:
+        return "closed its stdout"
     if returncode >= 0:
         return f"exited with status {returncode}"
     try:
-        return f"killed by {signal.Signals(-returncode).name}"
+        return f"was killed by {signal.Signals(-returncode).name}"
     except ValueError:
-        return f"killed by signal {-returncode}"
+        return f"was killed by signal {-returncode}"
 
 
-def _last_line(path: str) -> str:
+def last_line(path: str) -> str:
+    """The last non-blank line of a (stderr) file, at most 300 characters."""
     with open(path, "rb") as f:
         f.seek(max(0, os.path.getsize(path) - 4096))
         lines = [s.strip() for s in f.read().decode("utf-8", "replace").splitlines() if s.strip()]

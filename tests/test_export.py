@@ -28,11 +28,11 @@ def _read_words(path: str, shape: list[int]) -> np.ndarray:
 
 
 def _mixed_programs() -> list[Program]:
-    """Two generated tcgen05 programs, a wgmma with operands in shared memory, an mma.sp (not
+    """Two generated tcgen05 programs, a wgmma with operands in shared memory, a 4-bit mma.sp (not
     modelled) and a tcgen05.st / ld / ld.red program (register results)."""
-    hopper = draw_examples(hopper_programs(), 30, 2)
+    hopper = draw_examples(hopper_programs(), 200, 2)
     wgmma = next(p for p in hopper if isinstance(p.ops[0], WgmmaMma) and not p.ops[0].a_in_registers and not p.ops[0].sparse)
-    mma_sp = next(p for p in hopper if isinstance(p.ops[0], MmaSp))
+    mma_sp = next(p for p in hopper if isinstance(p.ops[0], MmaSp) and p.ops[0].atype in ("s4", "u4"))
     loads = Program(target="sm_100a", tmem_columns=32, label="st-ld",
                     ops=(Tcgen05St(shape="16x64b", num=2, values_seed=9), Tcgen05Ld(shape="16x64b", num=2),
                          Tcgen05Ld(shape="32x32b", num=2, red_op="min", red_type="u32")))

@@ -31,8 +31,8 @@ def _adapter(*flags: str) -> str:
 
 @pytest.fixture(scope="module")
 def programs():
-    """Six generated tcgen05 programs and an mma.sp one (no expected state: skipped unasked)."""
-    mma_sp = next(p for p in draw_examples(hopper_programs(), 10, 2) if p.ops[0].OP == "mma.sp")
+    """Six generated tcgen05 programs and a 4-bit mma.sp one (no expected state: skipped unasked)."""
+    mma_sp = next(p for p in draw_examples(hopper_programs(), 200, 2) if p.ops[0].OP == "mma.sp" and p.ops[0].atype in ("s4", "u4"))
     return [*generate_programs(6, 0), mma_sp]
 
 

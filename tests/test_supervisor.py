@@ -48,7 +48,7 @@ def test_crashes_are_charged_to_their_case_naming_the_signal_or_exit_status_and_
     results = run_supervised(PLANTED, None, programs, timeout_s=30, batch_size=len(programs))
     by_label = {p.label: r for p, r in zip(programs, results)}
     assert [r.status for p, r in zip(programs, results) if p.label == "ok"] == [PASS] * 4
-    assert by_label["segv"].detail.startswith("crash: child killed by SIGSEGV; batch of 1 case;")
+    assert by_label["segv"].detail.startswith("crash: child was killed by SIGSEGV; batch of 1 case;")
     assert by_label["exit"].detail.startswith("crash: child exited with status 7; batch of 1 case;")
     assert by_label["raise"].detail.startswith("crash: child exited with status 1; batch of 1 case;")
     assert by_label["raise"].detail.endswith("last stderr line: RuntimeError: planted failure")

@@ -27,6 +27,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from conformance.backends.base import ERROR, FAIL, PASS, SKIP, CaseResult, run_each
+from conformance.backends.oracle import expected_state
 from conformance.diff import diff_states
 from conformance.isa import data_movement as dm
 from conformance.isa.targets import TARGETS
@@ -34,8 +35,8 @@ from conformance.program import Program
 from device.gpu_worker import GpuWorker, KernelFailed, Launch
 from device.launch import GpuUnavailable
 from device.ptx.kernels import THREADS, UnsupportedProgram, cta_group, smem_bytes, tcgen05_kernel
-from oracles.execute import OracleResult, run
-from oracles.state import NotModelled, UndefinedBehaviour, initial_state
+from oracles.execute import OracleResult
+from oracles.state import initial_state
 
 TCGEN05_GPUS = {(10, 0): "sm_100a", (10, 3): "sm_103a"}  # compute capability -> the target it runs
 UNWRITTEN = 0xFFFFFFFF  # p_out's words before the kernel runs: a word it never writes cannot match by chance
@@ -96,14 +97,9 @@ def prepare_case(p: Program, profile: str | None) -> PreparedCase | CaseResult:
     """The expected state and kernel of `p`, or the case's result when it cannot run: skip when
     the oracle does not model it, error when its behaviour is undefined or the kernel generator
     cannot express it."""
-    try:
-        expected = run(p, profile)
-    except NotModelled as e:
-        return CaseResult(p.case_id, SKIP, f"not modelled: {e}")
-    except UndefinedBehaviour as e:
-        return CaseResult(p.case_id, ERROR, f"undefined behaviour: {e}")
-    except ValueError as e:  # e.g. a profile with no datapath for the program's formats
-        return CaseResult(p.case_id, ERROR, str(e))
+    expected = expected_state(p, profile)
+    if isinstance(expected, CaseResult):
+        return expected
     try:
         ptx = tcgen05_kernel(p)
         group = cta_group(p)

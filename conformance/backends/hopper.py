@@ -17,8 +17,8 @@ from conformance.backends.base import ERROR, FAIL, PASS, SKIP, CaseResult
 from conformance.diff import diff_states
 from conformance.instructions import MmaSp, WgmmaMma
 from conformance.program import Program
-from oracles.execute import OracleResult, run
-from oracles.state import NotModelled, UndefinedBehaviour
+from conformance.backends.oracle import expected_state as oracle_expected_state
+from oracles.execute import OracleResult
 
 PROFILE = "sm_90a"
 HOPPER_ARCHS = ("sm_90",)
@@ -35,12 +35,7 @@ def expected_state(p: Program) -> OracleResult | CaseResult:
     """The oracle's state for a Hopper program, or the case result that replaces running it."""
     if not (len(p.ops) == 1 and isinstance(p.ops[0], (WgmmaMma, MmaSp))):
         return CaseResult(p.case_id, SKIP, "not a Hopper program (tcgen05 needs sm_100a/sm_103a: the blackwell backend)")
-    try:
-        return run(p, PROFILE)
-    except NotModelled as e:
-        return CaseResult(p.case_id, SKIP, f"not modelled: {e}")
-    except (UndefinedBehaviour, ValueError) as e:
-        return CaseResult(p.case_id, ERROR, f"oracle: {e}")
+    return oracle_expected_state(p, PROFILE)
 
 
 def judge(p: Program, expected: OracleResult, d: np.ndarray) -> CaseResult:

@@ -38,8 +38,10 @@ from typing import Callable, Sequence
 
 from conformance.backends.base import ERROR, FAIL, PASS, SIM_PREFIX, SKIP, CaseResult, run_each
 from conformance.diff import diff_states
-from conformance.export import VectorsError, expected_state, read_state, state_layout, write_case
+from conformance.backends.oracle import expected_state
+from conformance.export import VectorsError, read_state, state_layout, write_case
 from conformance.program import Program
+from conformance.supervisor import how_it_ended, last_line
 from oracles.execute import OracleResult
 
 TIMEOUT_ENV = "TCGEN05_SIM_TIMEOUT"
@@ -179,28 +181,10 @@ class Simulator:
             proc.wait(STOP_GRACE_S)
         except subprocess.TimeoutExpired:
             pass
-        how = _how_it_ended(proc.returncode)
+        how = how_it_ended(proc.returncode)
         self.stop()
-        return SimulatorFault(f"crash: the simulator {how} without answering; last stderr line: {_last_line(self.stderr_path) or '(none)'}",
+        return SimulatorFault(f"crash: the simulator {how} without answering; last stderr line: {last_line(self.stderr_path) or '(none)'}",
                               retry=True)
-
-
-def _how_it_ended(returncode: int | None) -> str:
-    if returncode is None:
-        return "closed its stdout"
-    if returncode >= 0:
-        return f"exited with status {returncode}"
-    try:
-        return f"was killed by {signal.Signals(-returncode).name}"
-    except ValueError:
-        return f"was killed by signal {-returncode}"
-
-
-def _last_line(path: str) -> str:
-    with open(path, "rb") as f:
-        f.seek(max(0, os.path.getsize(path) - 4096))
-        lines = [s.strip() for s in f.read().decode("utf-8", "replace").splitlines() if s.strip()]
-    return lines[-1][:300] if lines else ""
 
 
 class SimBackend:
@@ -225,8 +209,8 @@ class SimBackend:
 
     def _run_one(self, simulator: Simulator, scratch: str, p: Program) -> CaseResult:
         expected = expected_state(p, self.profile)
-        if isinstance(expected, str):
-            return CaseResult(p.case_id, SKIP, f"no expected state: {expected}")
+        if isinstance(expected, CaseResult):
+            return CaseResult(p.case_id, SKIP, f"no expected state: {expected.detail}")
         case_dir = os.path.join(scratch, p.case_id)
         try:
             request = {"case_id": p.case_id, "case": write_case(case_dir, p, self.profile, expected),
