@@ -292,10 +292,10 @@ def _fast_dot(
         if run is not None:
             emax = np.maximum(emax, run.aexp.astype(np.int32))
         t = emax.astype(np.int64) - F
-        d = emax - ge  # >= 0
+        d = emax - ge  # >= 0; numpy shifts past the width give 0 / -1
         if wide:
             gm, d = gm.astype(np.int64), d.astype(np.int64)
-        if dp.align_floor is not None:
+        if dp.align_floor is not None and (t < dp.align_floor).any():  # only sums near the subnormal range
             below = np.maximum(dp.align_floor - t, 0)  # the grid stops at 2**align_floor
             t, d = t + below, d + below.astype(d.dtype)
         if A >= 0:
@@ -304,7 +304,7 @@ def _fast_dot(
             x, d = gm, d - A
         # x / 2**d truncated toward zero: shift the magnitude, put the sign back.
         sgn = (x >> sign_shift) | 1
-        S = (sgn * ((x * sgn) >> np.minimum(d, sign_shift))).sum(axis=0, dtype=np.int64)  # a full-width shift leaves 0
+        S = (sgn * ((x * sgn) >> d)).sum(axis=0, dtype=np.int64)
         if run is not None:
             S = S + _acc_on_grid(run, t)
         return S, t
