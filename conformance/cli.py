@@ -210,6 +210,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     result = bench(batch=args.batch)
     result["mma"] = bench_mma()
+    result["command"] = " ".join(["tcgen05-conformance", *args.argv])
     if args.json:
         print(json.dumps(result, indent=1))
     else:

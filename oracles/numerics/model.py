@@ -238,7 +238,7 @@ class _FastProducts:
                 a = np.concatenate([a, np.zeros((a.shape[0], 1), a.dtype)], axis=1)
                 b = np.concatenate([b, np.zeros((b.shape[0], 1), b.dtype)], axis=1)
             a, b = a[:, order], b[:, order]
-        ia, ib = _codes(np.ascontiguousarray(a.T), fa), _codes(np.ascontiguousarray(b.T), fb)
+        ia, ib = _codes(a.T, fa), _codes(b.T, fb)
         # mode="wrap" skips numpy's bounds error path (indices are already masked in range)
         pm = np.take(ta[0], ia, mode="wrap") * np.take(tb[0], ib, mode="wrap")
         pe = np.take(ta[1], ia, mode="wrap") + np.take(tb[1], ib, mode="wrap")
@@ -252,13 +252,15 @@ class _FastProducts:
 
 
 def _codes(bits: np.ndarray, fmt: FloatFormat) -> np.ndarray:
-    """Table indices of raw encodings (meaningful bits only)."""
+    """Table indices of raw encodings (meaningful bits only), as a C-contiguous intp array (one
+    pass from a transposed view; np.take converts any other index type on every call, and each
+    index array serves two takes)."""
     x = bits
     if fmt.field_shift:
         x = x.astype(np.uint32) >> fmt.field_shift
     if x.dtype.itemsize * 8 > code_bits(fmt) or fmt.field_shift:
         x = x & x.dtype.type((1 << code_bits(fmt)) - 1)
-    return x
+    return np.ascontiguousarray(x, dtype=np.intp)
 
 
 def _k_order(K: int, dp: Datapath) -> np.ndarray | None:
