@@ -3,13 +3,14 @@ descriptors, scale-d and operand data vary) run in one launch, one CTA each, wit
 images, control records and operand registers moved in bulk (`device.ptx.kernels.hopper_kernel`).
 
 The register operands travel as matrices in the program (`Program.matrices`); they are spread over
-the threads by the ISA's fragments (`device.fragments`: wgmma's `WGMMA_A` for A in registers and
+the threads by the ISA's fragments (`conformance.isa.fragments`: wgmma's `WGMMA_A` for A in registers and
 `wgmma_accumulator` for C, PTX ISA 9.7.15.5.1.1; `mma_sp_fragments` for warp-level mma.sp,
 9.7.14.6.3) and D is gathered back the same way.
 """
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Callable, Sequence
@@ -19,7 +20,8 @@ import numpy as np
 from conformance.instructions import MmaSp, WgmmaMma
 from conformance.isa.mma import TYPE_BITS
 from conformance.program import Program
-from device.fragments import WGMMA_A, Fragment, mma_sp_fragments, pack_registers, register_elements, unpack_registers, wgmma_accumulator
+from conformance.isa.fragments import WGMMA_A, Fragment, mma_sp_fragments, register_elements, wgmma_accumulator
+from device.registers import pack_registers, unpack_registers
 from device.ptx.kernels import HOPPER_CONTROL_BYTES, HopperForm, UnsupportedProgram, hopper_form, hopper_kernel, smem_bytes
 
 MAX_CTAS_PER_LAUNCH = 4096  # bounds a launch's buffers (~1 GB of images at the largest programs)
@@ -100,9 +102,7 @@ class HopperRunner:
         return self.kernels[text]
 
     def run_batch(self, batch: Batch) -> np.ndarray:
-        """D codes [B, 64, N] of one packed batch."""
-        import time
-
+        """D codes [B, M, N] of one packed batch."""
         kernel = self.kernel(batch.form)
         started = time.perf_counter()
         ins = [self.gpu.to_device(x) for x in (batch.images, batch.control, batch.registers)]

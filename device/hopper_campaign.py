@@ -4,8 +4,9 @@
 
 Worker processes draw programs (`generators.programs.hopper_programs`, the forms the oracle models:
 wgmma dense with A in shared memory or registers and sparse, over every layout the generator
-reaches, C in registers; warp-level mma.sp with every operand in registers), alternating chunks of exact and discriminating inputs, and compute the expected D
-with the oracle (`sm_90a` profile); a second pool assembles each kernel form once, as soon as a
+reaches, C in registers; warp-level mma.sp with every operand in registers), alternating chunks
+of exact and discriminating inputs, and compute the expected D with the oracle (`sm_90a`
+profile); a second pool assembles each kernel form once, as soon as a
 finished chunk shows it; the main process launches them in batches (`device.hopper_batch`) and
 compares D bit for bit, decoding the first mismatches of a failing program (`conformance.diff`)
 and writing it to --cases for `replay`. The report holds the GPU, the command, programs, inner

@@ -26,7 +26,8 @@ import numpy as np
 
 from conformance.encoding.sdesc import SmemDescriptor, encode as encode_descriptor
 from conformance.instructions import WgmmaMma
-from device.fragments import MMA_SYNC_SHAPES, pack_registers, register_elements, unpack_registers, wgmma_accumulator
+from conformance.isa.fragments import MMA_SYNC_SHAPES, register_elements, wgmma_accumulator
+from device.registers import pack_registers, unpack_registers
 from device.inner_product_kernels import MmaSyncInstruction, mma_sync_kernel, wgmma_kernel
 from generators.numeric_vectors import FAMILIES, mix
 from oracles.numerics import inner_product

@@ -26,7 +26,7 @@ from conformance.isa import mma
 from conformance.program import SMEM_BYTES, MatrixImage, Program, SmemSegment, TmemRegion
 from generators import instructions as legal
 from generators import numeric_vectors
-from device.fragments import WGMMA_METADATA, mma_sp_fragments, selected_threads
+from conformance.isa.fragments import WGMMA_METADATA, mma_sp_fragments, selected_threads
 from generators.descriptors import smem_descriptors
 from generators.operand_images import SCALE_CODES, exact_codes, write_bits, write_word_fields
 from oracles.mma import MmaShape, shape_of

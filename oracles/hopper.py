@@ -20,7 +20,7 @@ from oracles import numerics
 from oracles.numerics.matmul import sparse_matmul
 from oracles.numerics.profiles import for_instruction
 from oracles.smem_operand import gather, storage_for
-from device.fragments import WGMMA_METADATA, Fragment, mma_sp_fragments, selected_threads
+from conformance.isa.fragments import WGMMA_METADATA, Fragment, mma_sp_fragments, selected_threads
 from oracles.state import MachineState, NotModelled, UndefinedBehaviour
 
 THREADS = 128  # one warpgroup

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from device.fragments import MMA_SYNC_SHAPES, register_elements, wgmma_accumulator
+from conformance.isa.fragments import MMA_SYNC_SHAPES, register_elements, wgmma_accumulator
 from device.measure_numerics import (
     ACC_BITS,
     COMBINATIONS,
@@ -17,11 +17,10 @@ from device.measure_numerics import (
     d_fragment,
     kernel_source,
     pack_images,
-    pack_registers,
     prepare,
     smem_images_for,
-    unpack_registers,
 )
+from device.registers import pack_registers, unpack_registers
 from oracles.numerics import inner_product
 
 LANES = np.arange(32)

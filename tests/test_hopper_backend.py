@@ -233,7 +233,7 @@ def test_tf32_metadata_names_one_element_of_each_pair():
 def test_generated_sparse_programs_decode_to_what_the_generator_meant():
     """The generator's metadata words and the oracle's decoding agree on every position, and
     every group names two distinct elements of its own four (or one of its pair for tf32)."""
-    from device.fragments import WGMMA_METADATA, mma_sp_fragments
+    from conformance.isa.fragments import WGMMA_METADATA, mma_sp_fragments
     from generators.programs import _sparse_metadata
     from oracles.hopper import sparse_positions
 
@@ -311,7 +311,7 @@ def test_mma_sp_programs_carry_their_registers_by_the_isa_fragments():
 def test_mma_sp_metadata_words_by_hand():
     """m16n8k16 f16: one lane per quad holds rows groupID (bits 0-15) and groupID + 8 (16-31), the
     selector naming it; m16n8k32 8-bit... lane pairs, lane % 2 the K half (assumption A-MMA-SP-METADATA)."""
-    from device.fragments import mma_sp_fragments
+    from conformance.isa.fragments import mma_sp_fragments
     from oracles.hopper import sparse_positions
 
     e = np.zeros(32, np.uint32)
@@ -325,7 +325,7 @@ def test_mma_sp_metadata_words_by_hand():
 
 
 def test_mma_sp_oracle_is_a_sparse_product_computed_independently():
-    from device.fragments import mma_sp_fragments
+    from conformance.isa.fragments import mma_sp_fragments
     from oracles.hopper import sparse_positions
 
     exact = [p for p in draw_examples(hopper_programs(inputs="exact", forms="modelled"), 80, 12)

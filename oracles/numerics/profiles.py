@@ -251,6 +251,19 @@ def _hmma_group(
     )
 
 
+def _hmma_datapaths(gpu: str, fitted_f: str, fitted_rounding: str, fitted_k16: str, f16_output: dict) -> dict:
+    """One GPU's fp16/bf16/tf32 datapaths (the same structure on both GPUs, with their own
+    provenance): f16 -> f32 and f16, bf16 -> f32, tf32 -> f32. `f16_output` holds the
+    f16-output datapath's fitted_f, fitted_rounding and fitted_group."""
+    f32 = dict(fitted_f=fitted_f, fitted_rounding=fitted_rounding)
+    return {
+        ("f16", "f32"): _hmma_group(gpu, 16, "f32", fitted_group=fitted_k16, instruction=_WMMA16, **f32),
+        ("f16", "f16"): _hmma_group(gpu, 16, "f16", instruction=_WMMA16, **f16_output),
+        ("bf16", "f32"): _hmma_group(gpu, 16, "f32", fitted_group=fitted_k16, instruction=_WMMA16, **f32),
+        ("tf32", "f32"): _hmma_group(gpu, 8, "f32", fitted_group=_K8_TF32, instruction="wmma m16n16k8 (recorded)", **f32),
+    }
+
+
 def _fp8_mma_sync(gpu: str, acc: str) -> Datapath:
     """fp8 through mma.sync m16n8k32: two interleaved 16-product groups, then + c."""
     return _dp(
@@ -338,42 +351,14 @@ SM100A = Profile(
     name="sm_100a",
     description="NVIDIA B200 (Blackwell, sm_100a) tensor cores as recorded through mma.sync/wmma",
     datapaths={
-        ("f16", "f32"): _hmma_group(
-            "B200",
-            16,
-            "f32",
-            fitted_f=_B200_F,
-            fitted_rounding=_RZ_B200,
-            fitted_group=_K16_B200,
-            instruction=_WMMA16,
-        ),
-        ("f16", "f16"): _hmma_group(
-            "B200",
-            16,
-            "f16",
-            fitted_f="fitted to B200 fp16->f16 vectors: any value >= 25 reproduces (22..24 "
-            "give 1-2 mismatches); 25 chosen to equal the f32-output datapath",
-            fitted_rounding="fitted: RNE directly to binary16 (RZ: ~1240 mismatches)",
-            fitted_group="fitted: 16 reproduces, 8 gives ~670 mismatches; 16 assumed as for f32",
-            instruction=_WMMA16,
-        ),
-        ("bf16", "f32"): _hmma_group(
-            "B200",
-            16,
-            "f32",
-            fitted_f=_B200_F,
-            fitted_rounding=_RZ_B200,
-            fitted_group=_K16_B200,
-            instruction=_WMMA16,
-        ),
-        ("tf32", "f32"): _hmma_group(
-            "B200",
-            8,
-            "f32",
-            fitted_f=_B200_F,
-            fitted_rounding=_RZ_B200,
-            fitted_group=_K8_TF32,
-            instruction="wmma m16n16k8 (recorded)",
+        **_hmma_datapaths(
+            "B200", _B200_F, _RZ_B200, _K16_B200,
+            f16_output=dict(
+                fitted_f="fitted to B200 fp16->f16 vectors: any value >= 25 reproduces (22..24 "
+                "give 1-2 mismatches); 25 chosen to equal the f32-output datapath",
+                fitted_rounding="fitted: RNE directly to binary16 (RZ: ~1240 mismatches)",
+                fitted_group="fitted: 16 reproduces, 8 gives ~670 mismatches; 16 assumed as for f32",
+            ),
         ),
         ("e4m3", "f32"): _fp8_mma_sync("B200", "f32"),
         ("e4m3", "f16"): _fp8_mma_sync("B200", "f16"),
@@ -449,45 +434,15 @@ def _h100_wgmma_fp8(acc: str) -> Datapath:
     )
 
 
-_H100_HMMA = {
-    ("f16", "f32"): _hmma_group(
-        "H100",
-        16,
-        "f32",
-        fitted_f=_H100_F,
-        fitted_rounding=_RZ_H100,
-        fitted_group=_K16_H100,
-        instruction=_WMMA16,
-    ),
-    ("f16", "f16"): _hmma_group(
-        "H100",
-        16,
-        "f16",
+_H100_HMMA = _hmma_datapaths(
+    "H100", _H100_F, _RZ_H100, _K16_H100,
+    f16_output=dict(
         fitted_f="fitted to H100 fp16->f16 vectors: 22..25 reproduce (26 and wider give "
         "1 mismatch); 25 chosen to equal the f32-output datapath",
         fitted_rounding="fitted: RNE directly to binary16 (RZ: ~1280 mismatches)",
         fitted_group="fitted: 16 reproduces, 8 gives ~670 mismatches; 16 assumed as for f32",
-        instruction=_WMMA16,
     ),
-    ("bf16", "f32"): _hmma_group(
-        "H100",
-        16,
-        "f32",
-        fitted_f=_H100_F,
-        fitted_rounding=_RZ_H100,
-        fitted_group=_K16_H100,
-        instruction=_WMMA16,
-    ),
-    ("tf32", "f32"): _hmma_group(
-        "H100",
-        8,
-        "f32",
-        fitted_f=_H100_F,
-        fitted_rounding=_RZ_H100,
-        fitted_group=_K8_TF32,
-        instruction="wmma m16n16k8 (recorded)",
-    ),
-}
+)
 _NO_FP6_FP4 = {
     f: "Hopper has no fp6/fp4 tensor-core inputs (PTX ISA: .e2m3/.e3m2/.e2m1 need sm_100a+)"
     for f in ("e2m3", "e3m2", "e2m1")

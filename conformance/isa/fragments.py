@@ -1,5 +1,7 @@
-"""Register fragments: which matrix element each thread's register holds, for warp-level
-`mma.sync`, for the `wgmma` accumulator and for wgmma's A in registers.
+"""Register fragments (ISA facts): which matrix element each thread's register holds, for
+warp-level `mma.sync` and `mma.sp`, for the `wgmma` accumulator, wgmma's A in registers and the
+sparsity metadata registers. Used by the oracle (reading register operands), the generators
+(writing metadata) and the device kernels (packing registers: `device.registers`).
 
 The PTX ISA shows these only as figures (9.7.14.5.x "Matrix Fragments", 9.7.15.5.1.1); the same
 facts are public as CuTe (thread, value) -> element layouts in CUTLASS, which are kept here as data
@@ -168,28 +170,3 @@ def register_elements(fragment: Fragment, bits: int) -> tuple[np.ndarray, np.nda
     per = 32 // bits
     shape = (fragment.thread_count, fragment.value_count // per, per)
     return rows.reshape(shape).transpose(1, 0, 2), cols.reshape(shape).transpose(1, 0, 2)
-
-
-def _codes_u32(x: np.ndarray) -> np.ndarray:
-    return x.view(np.dtype(f"u{x.dtype.itemsize}")).astype(np.uint32)
-
-
-def pack_registers(matrix: np.ndarray, rows: np.ndarray, cols: np.ndarray, bits: int) -> np.ndarray:
-    """Fragment words [tiles, registers, threads] of `matrix` [tiles, R, C] (raw codes), element
-    j of a register at bit j * bits."""
-    codes = _codes_u32(matrix)[:, rows, cols]  # [tiles, registers, threads, per register]
-    shifts = (np.arange(rows.shape[-1], dtype=np.uint32) * bits)
-    mask = np.uint32((1 << bits) - 1) if bits < 32 else np.uint32(0xFFFFFFFF)
-    return np.bitwise_or.reduce((codes & mask) << shifts, axis=-1)
-
-
-def unpack_registers(words: np.ndarray, rows: np.ndarray, cols: np.ndarray, bits: int, shape: tuple[int, int],
-                     dtype) -> np.ndarray:
-    """The inverse of `pack_registers`: a matrix [tiles, *shape] of raw codes of `dtype`."""
-    per = rows.shape[-1]
-    shifts = np.arange(per, dtype=np.uint32) * bits
-    mask = np.uint32((1 << bits) - 1) if bits < 32 else np.uint32(0xFFFFFFFF)
-    codes = (words[..., None] >> shifts) & mask
-    out = np.zeros((words.shape[0], *shape), np.uint32)
-    out[:, rows, cols] = codes
-    return out.astype(np.dtype(f"u{np.dtype(dtype).itemsize}")).view(dtype)
