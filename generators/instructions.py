@@ -46,17 +46,24 @@ def shape_classes_for_target(target: str) -> list[mma.ShapeClass]:
 
 @st.composite
 def tcgen05_mma(draw, target: str, shape_class: mma.ShapeClass | None = None,
-                columns: int = dm.TMEM_COLUMNS, reach: str = "anywhere") -> Tcgen05Mma:
+                columns: int = dm.TMEM_COLUMNS, reach: str = "anywhere", fixed: dict | None = None) -> Tcgen05Mma:
     """A legal tcgen05.mma{.ws}{.sp} of a Table 39 class (drawn, or the one given), with every
-    TMEM operand inside the first `columns` columns and descriptors within `reach`."""
+    TMEM operand inside the first `columns` columns and descriptors within `reach`. `fixed` names
+    instruction-descriptor choices not to draw (dtype, atype, btype, saturate, scale_type: legal
+    ones for the class), for programs aimed at value coverpoints."""
+    fixed = fixed or {}
+
+    def choose(name: str, strategy: st.SearchStrategy):
+        return fixed[name] if name in fixed else draw(strategy)
+
     t = target_named(target)
     c = shape_class or draw(st.sampled_from(shape_classes_for(t)))
     kind = c.kind
     n = draw(st.sampled_from(c.n))
-    dtype = draw(st.sampled_from(sorted(mma.D_TYPES[kind])))
+    dtype = choose("dtype", st.sampled_from(sorted(mma.D_TYPES[kind])))
     types = mma.D_TYPES[kind][dtype]
-    atype = draw(st.sampled_from(types))
-    btype = draw(st.sampled_from(types)) if kind in mma.MIXED_AB_KINDS else atype
+    atype = choose("atype", st.sampled_from(types))
+    btype = choose("btype", st.sampled_from(types)) if kind in mma.MIXED_AB_KINDS else atype
 
     def transposable(typ: str, is_b: bool) -> bool:
         bits = mma.TYPE_BITS[typ]
@@ -73,20 +80,21 @@ def tcgen05_mma(draw, target: str, shape_class: mma.ShapeClass | None = None,
     scaled = kind in mma.BLOCK_SCALED_KINDS
     scale_vec, sv = None, None
     if scaled:
-        options = [s for s in mma.SCALE_VECTORS if s.kind == kind and s.k96 == (c.k == 96)]
+        options = [s for s in mma.SCALE_VECTORS if s.kind == kind and s.k96 == (c.k == 96)
+                   and fixed.get("scale_type", "ue8m0") in s.scale_types]
         sv = draw(st.sampled_from(options))
         omit = sv.qualifier == mma.DEFAULT_SCALE_VEC.get(kind) and draw(st.booleans())
         scale_vec = None if omit else sv.qualifier
     d = idesc_codec.InstrDescriptor(
         m=c.m, n=n, atype=atype, btype=btype, dtype=dtype, sparse=c.sparse,
         sparse_selector=draw(st.sampled_from(mma.SPARSITY_SELECTORS.get(kind, (0,)))) if c.sparse else 0,
-        saturate=kind == "i8" and draw(st.booleans()),
+        saturate=kind == "i8" and choose("saturate", st.booleans()),
         negate_a=negate and draw(st.booleans()), negate_b=negate and draw(st.booleans()),
         transpose_a=transpose_a, transpose_b=transpose_b,
         max_shift=draw(st.integers(0, 3)) if c.ws else 0,
         sfa_id=draw(st.sampled_from(sv.sf_ids)) if sv else 0,
         sfb_id=draw(st.sampled_from(sv.sf_ids)) if sv else 0,
-        scale_type=draw(st.sampled_from(sorted(sv.scale_types))) if sv else None,
+        scale_type=choose("scale_type", st.sampled_from(sorted(sv.scale_types))) if sv else None,
         k96=c.k == 96,
     )
     layout = mma.data_path_layout(c.m, c.cta_group, c.sparse, c.ws)

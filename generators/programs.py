@@ -17,12 +17,13 @@ from hypothesis import strategies as st
 from conformance.core.encoding import sdesc as sdesc_codec
 from conformance.core.encoding import taddr as taddr_codec
 from conformance.core.encoding import zcmask as zcmask_codec
-from conformance.core.instructions import MmaSp, Tcgen05Mma, WgmmaMma
+from conformance.core.instructions import MmaSp, Tcgen05Ld, Tcgen05Mma, Tcgen05St, WgmmaMma
 from conformance.core.isa import data_movement as dm
 from conformance.core.isa import hopper as hopper_isa
 from conformance.core.isa import mma
 from conformance.core.isa.fragments import WGMMA_METADATA, mma_sp_fragments, selected_threads
 from conformance.core.isa.targets import target as target_named
+from conformance.core.layouts.ldst import fragment_cells
 from conformance.core.layouts.mma_shape import MmaShape, shape_of
 from conformance.core.layouts.smem import element_bit_addresses, storage_for
 from conformance.core.layouts.tmem import (
@@ -44,6 +45,27 @@ from generators.operand_images import SCALE_CODES, exact_codes, write_bits, writ
 
 def _round16(n: int) -> int:
     return (n + 15) // 16 * 16
+
+
+@dataclasses.dataclass(frozen=True)
+class Palette:
+    """The codes a program aimed at value coverpoints (`conformance.core.coverpoints`) writes instead
+    of exact inputs: each operand given here cycles through a shuffle of its codes, so an operand
+    with at least as many elements holds every one; `d_at_edge` places D against the end of the
+    allocation."""
+
+    a: tuple[int, ...] = ()
+    b: tuple[int, ...] = ()
+    c: tuple[int, ...] = ()
+    scale: tuple[int, ...] = ()
+    d_at_edge: bool = False
+
+
+def _codes(rng: np.random.Generator, palette: tuple[int, ...], shape: tuple[int, ...], exact: np.ndarray | None) -> np.ndarray:
+    """`shape` codes: the palette's in a shuffled cycle, or exact ones drawn from `exact`."""
+    if palette:
+        return np.resize(rng.permutation(np.array(palette, dtype=np.uint32)), shape)
+    return rng.choice(exact, shape)
 
 
 @dataclasses.dataclass
@@ -69,8 +91,9 @@ def _smem_operand(images: _Images, rng: np.random.Generator, cta: int, desc: int
     write_bits(image, addresses, codes, storage.bits)
 
 
-def _tmem_plan(draw, op: Tcgen05Mma, s: MmaShape) -> tuple[Tcgen05Mma, int]:
-    """The MMA with its TMEM operands placed side by side, and the allocation that holds them."""
+def _tmem_plan(draw, op: Tcgen05Mma, s: MmaShape, d_at_edge: bool = False) -> tuple[Tcgen05Mma, int]:
+    """The MMA with its TMEM operands placed side by side, and the allocation that holds them;
+    with `d_at_edge`, D comes last and ends at the allocation's last column."""
     d = s.d
     lane0 = taddr_codec.decode(op.d_tmem)[0]
     widths = {"d_tmem": d.n // s.dp.splits}
@@ -85,6 +108,8 @@ def _tmem_plan(draw, op: Tcgen05Mma, s: MmaShape) -> tuple[Tcgen05Mma, int]:
         width = d.n // s.dp.splits
         widths["scale_a_tmem"] = scale_factor_columns(s.dp.rows, sv.factors, d.sfa_id, scale_factor_groups("A", s.dp.rows, s.dp.splits, d.k96)) + 1
         widths["scale_b_tmem"] = scale_factor_columns(width, sv.factors, d.sfb_id, scale_factor_groups("B", d.n, s.dp.splits, d.k96)) + 1
+    if d_at_edge:
+        widths["d_tmem"] = widths.pop("d_tmem")
     column, placed = 0, {}
     for name, width in widths.items():
         column += draw(st.integers(0, 4))
@@ -92,10 +117,12 @@ def _tmem_plan(draw, op: Tcgen05Mma, s: MmaShape) -> tuple[Tcgen05Mma, int]:
         placed[name] = taddr_codec.encode(lane, column)
         column += width
     allocation = next(c for c in dm.ALLOC_COLUMN_COUNTS if c >= column)
+    if d_at_edge:
+        placed["d_tmem"] = taddr_codec.encode(lane0, allocation - widths["d_tmem"])
     return dataclasses.replace(op, **placed), allocation
 
 
-def _tmem_operands(images: _Images, rng: np.random.Generator, op: Tcgen05Mma, s: MmaShape) -> None:
+def _tmem_operands(images: _Images, rng: np.random.Generator, op: Tcgen05Mma, s: MmaShape, palette: Palette) -> None:
     d = s.d
     for cta in range(op.cta_group):
         tmem = images.tmem[cta]
@@ -106,7 +133,7 @@ def _tmem_operands(images: _Images, rng: np.random.Generator, op: Tcgen05Mma, s:
             lanes = split_lanes(s.dp, lane0)[..., None].repeat(s.k_stored, -1)
             columns, offsets = a_element_offsets(s.k_stored, container, bits)
             # the same A in every split (2x2 and 1x4 data paths read their own lanes)
-            codes = np.broadcast_to(rng.choice(exact_codes(d.atype), (s.dp.rows, s.k_stored)), lanes.shape)
+            codes = np.broadcast_to(_codes(rng, palette.a, (s.dp.rows, s.k_stored), exact_codes(d.atype)), lanes.shape)
             write_word_fields(tmem, lanes, np.broadcast_to(col0 + columns, lanes.shape), np.broadcast_to(offsets, lanes.shape),
                               codes, bits)
         if d.sparse:
@@ -116,10 +143,10 @@ def _tmem_operands(images: _Images, rng: np.random.Generator, op: Tcgen05Mma, s:
             codes = np.broadcast_to(rng.choice(values, lanes.shape[1:]), lanes.shape)
             write_word_fields(tmem, lanes, columns, offsets, codes, 4)
         if op.block_scale:
-            _scale_factors(tmem, rng, op, s)
+            _scale_factors(tmem, rng, op, s, palette.scale)
 
 
-def _scale_factors(tmem: np.ndarray, rng: np.random.Generator, op: Tcgen05Mma, s: MmaShape) -> None:
+def _scale_factors(tmem: np.ndarray, rng: np.random.Generator, op: Tcgen05Mma, s: MmaShape, palette: tuple[int, ...]) -> None:
     """Scale factors duplicated into every 32-lane partition (9.7.16.10.7); for B in the 2x2 data
     path each column half in the partitions of its lanes."""
     d = s.d
@@ -128,7 +155,7 @@ def _scale_factors(tmem: np.ndarray, rng: np.random.Generator, op: Tcgen05Mma, s
     width = d.n // s.dp.splits
     for address, sf_id, count, local in ((op.scale_a_tmem, d.sfa_id, s.dp.rows, False), (op.scale_b_tmem, d.sfb_id, d.n, True)):
         col0 = taddr_codec.decode(address)[1]
-        factors = rng.choice(codes_of, (count, sv.factors))
+        factors = _codes(rng, palette, (count, sv.factors), codes_of)
         groups = scale_factor_groups("B" if local else "A", count, s.dp.splits, d.k96)
         for p in range(4):
             split = p * s.dp.splits // 4 if local else 0
@@ -140,24 +167,28 @@ def _scale_factors(tmem: np.ndarray, rng: np.random.Generator, op: Tcgen05Mma, s
 
 @st.composite
 def tcgen05_programs(draw, target: str, shape_class: mma.ShapeClass | None = None,
-                     mma_op: Tcgen05Mma | None = None) -> Program:
+                     mma_op: Tcgen05Mma | None = None, palette: Palette = Palette()) -> Program:
     """A tcgen05 program: one legal MMA of a Table 39 class (drawn, or `mma_op` as drawn by
-    `generators.instructions.tcgen05_mma(target, shape_class, reach="compact")`) with the data it reads."""
+    `generators.instructions.tcgen05_mma(target, shape_class, reach="compact")`) with the data it
+    reads: exact inputs, or the `palette`'s codes."""
     c = shape_class or draw(st.sampled_from(legal.shape_classes_for_target(target)))
     op = mma_op or draw(legal.tcgen05_mma(target, c, reach="compact"))
     s = shape_of(op)
-    op, allocation = _tmem_plan(draw, op, s)
+    op, allocation = _tmem_plan(draw, op, s, palette.d_at_edge)
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     ctas = c.cta_group
     images = _Images([np.zeros(0, np.uint8) for _ in range(ctas)],
-                     rng.choice(exact_codes(s.d.dtype, accumulator=True), (ctas, dm.TMEM_LANES, allocation)).astype(np.uint32))
+                     _codes(rng, palette.c, (ctas, dm.TMEM_LANES, allocation), exact_codes(s.d.dtype, accumulator=True)).astype(np.uint32))
     shift = zcmask_codec.decode(op.zero_column_mask).column_shift if op.zero_column_mask is not None else 0
     padded = c.kind in mma.PADDED_NARROW_KINDS
     for cta in range(ctas):
         if op.a_tmem is None:
-            _smem_operand(images, rng, cta, op.a_desc, not s.d.transpose_a, s.dp.rows, s.k_stored, s.d.atype, padded)
-        _smem_operand(images, rng, cta, op.b_desc, not s.d.transpose_b, s.d.n // ctas + shift, s.k, s.d.btype, padded)
-    _tmem_operands(images, rng, op, s)
+            _smem_operand(images, rng, cta, op.a_desc, not s.d.transpose_a, s.dp.rows, s.k_stored, s.d.atype, padded,
+                          codes=_codes(rng, palette.a, (s.dp.rows, s.k_stored), exact_codes(s.d.atype)) if palette.a else None)
+        b_rows = s.d.n // ctas + shift
+        _smem_operand(images, rng, cta, op.b_desc, not s.d.transpose_b, b_rows, s.k, s.d.btype, padded,
+                      codes=_codes(rng, palette.b, (b_rows, s.k), exact_codes(s.d.btype)) if palette.b else None)
+    _tmem_operands(images, rng, op, s, palette)
     if max(image.size for image in images.smem) > SMEM_BYTES:
         reject()
     return Program(
@@ -303,14 +334,30 @@ def data_movement_forms() -> dict[str, tuple[str, Callable]]:
     return forms
 
 
+TMEM_PLACES = ("start", "end")
+
+
+def _placed(op: Tcgen05Ld | Tcgen05St, place: str) -> Tcgen05Ld | Tcgen05St:
+    """The ld/st moved to lane 0 and column 0 ("start"), or to the last lane quarter with its last
+    cell in the allocation's last column ("end")."""
+    if place == "start":
+        return dataclasses.replace(op, taddr=taddr_codec.encode(0, 0))
+    packed = op.pack if isinstance(op, Tcgen05Ld) else op.unpack
+    _, columns = fragment_cells(op.shape, op.num, packed, op.split_offset)
+    column = dm.TMEM_COLUMNS - 1 - int(columns.max())
+    return dataclasses.replace(op, taddr=taddr_codec.encode(dm.TMEM_LANES - dm.LANES_PER_WARP_QUARTER, column))
+
+
 @st.composite
-def data_movement_programs(draw, target: str, form: str | None = None, only_defined: bool = True) -> Program:
+def data_movement_programs(draw, target: str, form: str | None = None, only_defined: bool = True,
+                           tmem_words: tuple[int, ...] = (), place: str | None = None) -> Program:
     """A tcgen05 data-movement program: one to three of tcgen05.cp, .shift, .ld (.red too) and .st,
     one cta_group throughout, over a random TMEM image (the whole 512-column allocation of each
-    CTA) and a random shared-memory image; with `form` (a `data_movement_forms` label), the first
-    operation is of that form. Programs whose behaviour is undefined (an access past the
-    allocation, .st halves that overlap: `legality.undefined_behaviour`) are not drawn, unless
-    `only_defined` is False."""
+    CTA; or `tmem_words` in a shuffled cycle) and a random shared-memory image; with `form` (a
+    `data_movement_forms` label), the first operation is of that form, and with `place` (one of
+    `TMEM_PLACES`) a first ld/st is moved to the start or the end of TMEM. Programs whose behaviour
+    is undefined (an access past the allocation, .st halves that overlap:
+    `legality.undefined_behaviour`) are not drawn, unless `only_defined` is False."""
     group = draw(st.sampled_from(dm.CTA_GROUPS))
     cp = legal.tcgen05_cp(target).filter(lambda op: op.cta_group == group)
     cp = st.tuples(cp, smem_descriptors("none", reach="compact")).map(lambda pair: dataclasses.replace(pair[0], s_desc=pair[1]))
@@ -320,10 +367,13 @@ def data_movement_programs(draw, target: str, form: str | None = None, only_defi
     ops = tuple(draw(st.lists(st.one_of(kinds), min_size=1, max_size=3)))
     if form is not None:
         ops = (draw(st.one_of(kinds).filter(data_movement_forms()[form][1])),) + ops[1:]
+    if place is not None and isinstance(ops[0], (Tcgen05Ld, Tcgen05St)):
+        ops = (_placed(ops[0], place),) + ops[1:]
     if any(check(op, target) for op in ops):
         reject()
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    tmem = rng.integers(0, 2**32, (group, dm.TMEM_LANES, dm.TMEM_COLUMNS), dtype=np.uint32)
+    shape = (group, dm.TMEM_LANES, dm.TMEM_COLUMNS)
+    tmem = _codes(rng, tmem_words, shape, None) if tmem_words else rng.integers(0, 2**32, shape, dtype=np.uint32)
     smem = rng.integers(0, 256, (group, DATA_MOVEMENT_SMEM_BYTES), dtype=np.uint8)
     program = Program(
         target=target, ops=ops, ctas=group, tmem_columns=dm.TMEM_COLUMNS,

@@ -21,66 +21,9 @@ from conformance.core.encoding import taddr as taddr_codec
 from conformance.core.formats import get_format
 from conformance.core.instructions import Tcgen05Cp, Tcgen05Ld, Tcgen05Shift, Tcgen05St
 from conformance.core.isa import data_movement as dm
+from conformance.core.layouts.ldst import FRAGMENTS, HALF_MASK, WARP_THREADS, fragment_cells  # noqa: F401 (FRAGMENTS: the mutants' table)
 from conformance.core.layouts.smem import ElementStorage, element_bit_addresses
 from oracles.state import OracleState, UndefinedBehaviour
-
-WARP_THREADS = 32
-_T = np.arange(WARP_THREADS)
-
-# --- tcgen05.ld / tcgen05.st register maps (9.7.16.2.3.1, 9.7.16.8.2) -----------------------
-
-
-@dataclass(frozen=True, eq=False)
-class Fragment:
-    """Where thread t's registers of one .x1 repetition sit, relative to taddr: lane
-    `thread_lane[t]` + the register's lane offset, column `thread_column[t]` + its column offset
-    (one (lane, column) offset per register, in register order); repetition k of .num adds
-    k * `repeat_columns` columns. Columns count 32-bit registers: under .pack::16b / .unpack::16b
-    each is two TMEM columns."""
-
-    thread_lane: np.ndarray
-    thread_column: np.ndarray
-    registers: tuple[tuple[int, int], ...]
-    repeat_columns: int
-
-
-# Figures 183-187, read from CUTLASS include/cute/atom/copy_traits_sm100.hpp: the DstLayout of
-# Copy_Traits<SM100_TMEM_LOAD_<dp>dp<bits>b<N>x> maps (thread, register bit) onto the ValID bit
-# order "lane * (bits per lane) + bit along the lane", bits along the lane filling columns.
-FRAGMENTS: dict[str, Fragment] = {
-    # SM100_TMEM_LOAD_32dp32bNx: DstLayout (32,32N):(32N,1): thread t owns lane t, register r is column r.
-    "32x32b": Fragment(_T, 0 * _T, ((0, 0),), 1),
-    # SM100_TMEM_LOAD_16dp64bNx: threads (2,2,8):(8 lanes, 1 column, 1 lane); registers (32,N):(1, 2 columns).
-    "16x64b": Fragment(_T // 4 + 8 * (_T % 2), (_T // 2) % 2, ((0, 0),), 2),
-    # SM100_TMEM_LOAD_16dp128bNx: threads (4,8):(1 column, 1 lane); registers (32,2,N):(1, 8 lanes, 4 columns).
-    "16x128b": Fragment(_T // 4, _T % 4, ((0, 0), (8, 0)), 4),
-    # SM100_TMEM_LOAD_16dp256bNx: threads (4,8):(2 columns, 1 lane); registers (64,2,N):(1, 8 lanes, 8 columns).
-    "16x256b": Fragment(_T // 4, 2 * (_T % 4), ((0, 0), (0, 1), (8, 0), (8, 1)), 8),
-    # SM100_TMEM_LOAD_16dp32bNx (tcgen05.ld .16x32bx2, immHalfSplitoff = N): threads (16,2):(1 lane, second
-    # half); threads 16-31 read the second access, at taddr + immHalfSplitoff (added in `_fragment_cells`).
-    "16x32bx2": Fragment(_T % 16, 0 * _T, ((0, 0),), 1),
-}
-# .pack::16b: register bits 0-15 come from bits 0-15 of the even column, bits 16-31 from bits 0-15
-# of the odd one (Figure 193; CUTLASS Copy_Traits<SM100_TMEM_LOAD_*_16b>::ValID (16,2):(1,32)).
-PACK_HALVES = 2
-HALF_MASK = 0xFFFF
-SPLIT_HALF_THREADS = 16  # .16x32bx2: threads 0-15 make the first access, 16-31 the second
-
-
-def _fragment_cells(shape: str, num: int, packed: bool, split_offset: int | None) -> tuple[np.ndarray, np.ndarray]:
-    """(lane [32, R], columns [32, R, halves]) of every register of a warp, relative to taddr:
-    R = registers per thread, halves = 2 under pack/unpack (the two 16-bit source columns)."""
-    frag = FRAGMENTS[shape]
-    offsets = np.array(frag.registers)
-    repeat = np.arange(num)[None, :, None] * frag.repeat_columns
-    column = (frag.thread_column[:, None, None] + offsets[None, None, :, 1] + repeat).reshape(WARP_THREADS, -1)
-    lane = np.broadcast_to(frag.thread_lane[:, None, None] + offsets[None, None, :, 0], (WARP_THREADS, num, len(offsets)))
-    halves = PACK_HALVES if packed else 1
-    columns = column[:, :, None] * halves + np.arange(halves)
-    if dm.LDST_SHAPES[shape].split:
-        columns = columns + ((_T // SPLIT_HALF_THREADS) * split_offset)[:, None, None]
-    return lane.reshape(WARP_THREADS, -1), columns
-
 
 def _warp_cells(state: OracleState, shape: str, num: int, packed: bool, taddr: int, split_offset: int | None,
                 what: str) -> tuple[np.ndarray, np.ndarray]:
@@ -90,7 +33,7 @@ def _warp_cells(state: OracleState, shape: str, num: int, packed: bool, taddr: i
     if dm.LDST_SHAPES[shape].split and split_offset is None:
         raise UndefinedBehaviour(f"{what}.{shape} without its immHalfSplitoff operand (PTX ISA 9.7.16.8.3-4)")
     lane0, column0 = taddr_codec.decode(taddr)
-    lanes, columns = _fragment_cells(shape, num, packed, split_offset)
+    lanes, columns = fragment_cells(shape, num, packed, split_offset)
     lanes, columns = lanes + lane0, columns + column0
     first = lane0 - lane0 % dm.LANES_PER_WARP_QUARTER
     if lanes.max() >= first + dm.LANES_PER_WARP_QUARTER:
@@ -200,7 +143,7 @@ def st_registers(op: Tcgen05St) -> np.ndarray:
     """
     count = dm.LDST_SHAPES[op.shape].regs_per_num * op.num
     a, b, c = HASH_INPUT_MULTIPLIERS
-    thread = _T[:, None].astype(np.uint64)
+    thread = np.arange(WARP_THREADS)[:, None].astype(np.uint64)
     register = np.arange(count, dtype=np.uint64)[None, :]
     x = (np.uint64((op.values_seed * a + HASH_OFFSET) & WORD) + thread * np.uint64(b) + register * np.uint64(c)) & np.uint64(WORD)
     for shift_bits, multiplier in HASH_ROUNDS:

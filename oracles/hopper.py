@@ -22,7 +22,7 @@ from conformance.core.legality import check
 from oracles import numerics
 from oracles.numerics.matmul import sparse_matmul
 from oracles.numerics.profiles import for_instruction
-from oracles.smem_operand import gather
+from conformance.core.layouts.operands import gather
 from oracles.state import NotModelled, OracleState, UndefinedBehaviour
 
 THREADS = 128  # one warpgroup

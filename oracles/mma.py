@@ -11,27 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from conformance.core.encoding import sdesc as sdesc_codec
 from conformance.core.encoding import taddr as taddr_codec
 from conformance.core.encoding import zcmask as zcmask_codec
 from conformance.core.instructions import Tcgen05Mma
 from conformance.core.isa import mma as isa
 from conformance.core.layouts.mma_shape import MmaShape, shape_of
-from conformance.core.layouts.smem import storage_for
-from conformance.core.layouts.tmem import (
-    META_CHUNK_ELEMENTS,
-    a_from_tmem,
-    a_tmem_container_bits,
-    d_positions,
-    meta_positions,
-    read_fields,
-    scale_factor_columns,
-    scale_factor_groups,
-    scale_factors,
-    split_lanes,
-)
+from conformance.core.layouts.operands import block_scales, checked_tmem, operand_a, operand_b
+from conformance.core.layouts.tmem import META_CHUNK_ELEMENTS, d_positions, meta_positions, read_fields
 from oracles import numerics
-from oracles.smem_operand import gather
 from oracles.state import OracleState, UndefinedBehaviour
 
 # 9.7.16.10.4.1: sub-word D elements are not packed; a 16-bit D sits in the low half of its word.
@@ -42,41 +29,7 @@ D_WORD_MASK = {"f16": 0xFFFF, "f32": 0xFFFFFFFF, "s32": 0xFFFFFFFF}
 NO_ACCUMULATOR = {"f16": 0x8000, "f32": 0x80000000, "s32": 0}
 
 
-def _tmem(state: OracleState, cta: int, lanes: np.ndarray, columns: np.ndarray, what: str) -> np.ndarray:
-    state.check_tmem(lanes, columns, what)
-    return state.tmem[cta]
-
-
 # --- operands --------------------------------------------------------------------------------
-
-
-def operand_b(state: OracleState, op: Tcgen05Mma, s: MmaShape, extra_columns: int) -> np.ndarray:
-    """Codes of B as [N + extra, K]: each CTA contributes its N / cta_group columns."""
-    desc = sdesc_codec.decode(op.b_desc)
-    bits = isa.TYPE_BITS[s.d.btype]
-    per_cta = s.d.n // op.cta_group + extra_columns
-    parts = [gather(state, cta, desc, not s.d.transpose_b, per_cta, s.k, storage_for(bits, s.kind in isa.PADDED_NARROW_KINDS), "B")
-             for cta in range(op.cta_group)]
-    return np.concatenate(parts, axis=0)
-
-
-def operand_a(state: OracleState, op: Tcgen05Mma, s: MmaShape, cta: int) -> np.ndarray:
-    """Codes of this CTA's A as stored (K/2 columns when sparse), [splits, rows, K_stored]."""
-    bits = isa.TYPE_BITS[s.d.atype]
-    if op.a_tmem is None:
-        desc = sdesc_codec.decode(op.a_desc)
-        a = gather(state, cta, desc, not s.d.transpose_a, s.dp.rows, s.k_stored, storage_for(bits, s.kind in isa.PADDED_NARROW_KINDS), "A")
-        return np.broadcast_to(a, (s.dp.splits, *a.shape))
-    lane0, col0 = taddr_codec.decode(op.a_tmem)
-    lanes = split_lanes(s.dp, lane0)
-    if op.ashift:
-        # .ashift: "shifts the rows of the A matrix down by one row, except for the last row";
-        # row 0 keeps its own row (assumption A-ASHIFT-ROW0).
-        lanes = np.concatenate([lanes[:, :1], lanes[:, :-1]], axis=1)
-    container = a_tmem_container_bits(s.kind, bits)
-    last = col0 + (s.k_stored * container - 1) // 32
-    tmem = _tmem(state, cta, lanes, np.array([col0, last]), "A in TMEM")
-    return a_from_tmem(tmem, lanes, col0, s.k_stored, container, bits)
 
 
 def expand_sparse(a: np.ndarray, meta: np.ndarray, kind: str, what: str) -> np.ndarray:
@@ -108,7 +61,7 @@ def expand_sparse(a: np.ndarray, meta: np.ndarray, kind: str, what: str) -> np.n
 def sparsity_metadata(state: OracleState, op: Tcgen05Mma, s: MmaShape, cta: int) -> np.ndarray:
     lane0, col0 = taddr_codec.decode(op.sp_meta_tmem)
     lanes, columns, bits = meta_positions(s.dp, s.kind, s.k, lane0, col0, s.d.sparse_selector)
-    tmem = _tmem(state, cta, lanes, columns, "sparsity metadata")
+    tmem = checked_tmem(state, cta, lanes, columns, "sparsity metadata")
     return read_fields(tmem[lanes, columns], bits, 4)
 
 
@@ -161,9 +114,9 @@ def execute(state: OracleState, op: Tcgen05Mma, profile: str) -> None:
             a = expand_sparse(a, sparsity_metadata(state, op, s, cta), s.kind, "A")
         if d.negate_a:
             a = negate(a, d.atype)
-        tmem = _tmem(state, cta, d_lane, d_col, "D")
+        tmem = checked_tmem(state, cta, d_lane, d_col, "D")
         c = _accumulator(op, d.dtype, tmem[d_lane, d_col])
-        scales = _block_scales(state, op, s, cta, d_lane) if op.block_scale else {}
+        scales = block_scales(state, op, s, cta, d_lane) if op.block_scale else {}
         result = np.empty((s.dp.rows, n), dtype=np.uint32)
         width = n // s.dp.splits
         for split in range(s.dp.splits):
@@ -191,34 +144,3 @@ def _disabled_lanes(op: Tcgen05Mma) -> np.ndarray:
     words = op.disable_output_lane or (0,) * isa.DISABLE_OUTPUT_LANE_WORDS[op.cta_group]
     bits = np.array([(w >> i) & 1 for w in words for i in range(32)], dtype=bool)
     return np.concatenate([bits, np.zeros(256 - bits.size, dtype=bool)])
-
-
-def _block_scales(state: OracleState, op: Tcgen05Mma, s: MmaShape, cta: int, d_lane: np.ndarray) -> dict:
-    """Scale-factor codes as each data-path lane reads them: A [splits, rows, F], B [N, F].
-    9.7.16.10.7 requires the factors duplicated across lane partitions; copies that differ
-    between the lanes that read one factor are undefined behaviour here."""
-    d = s.d
-    sv = isa.scale_vector(op.kind, op.scale_vec, d.k96)
-    if sv is None:
-        raise UndefinedBehaviour(f"no Table 54/55 scale vector for {op.kind} {op.scale_vec} K={s.k}")
-    width = d.n // s.dp.splits
-    rows = np.broadcast_to(np.arange(s.dp.rows)[:, None], d_lane.shape)
-    columns = np.broadcast_to(np.arange(d.n)[None, :] % width, d_lane.shape)
-    _, a_col = taddr_codec.decode(op.scale_a_tmem)
-    _, b_col = taddr_codec.decode(op.scale_b_tmem)
-    a_groups = scale_factor_groups("A", s.dp.rows, s.dp.splits, d.k96)
-    b_groups = scale_factor_groups("B", d.n, s.dp.splits, d.k96)
-    sfa = _scale_codes(state, cta, d_lane // 32, rows, a_col, sv.factors, d.sfa_id, a_groups)  # [rows, n, F]
-    sfb = _scale_codes(state, cta, d_lane // 32, columns, b_col, sv.factors, d.sfb_id, b_groups)
-    split = np.arange(d.n) // width
-    a_per_split = np.stack([sfa[:, split == k][:, 0] for k in range(s.dp.splits)])
-    if (sfa != a_per_split[split].transpose(1, 0, 2)).any() or (sfb != sfb[:1]).any():
-        raise UndefinedBehaviour("scale factors are not duplicated across the TMEM lane partitions that read them (9.7.16.10.7)")
-    return {"a": a_per_split, "b": sfb[0], "fmt": d.scale_type or "ue8m0"}
-
-
-def _scale_codes(state: OracleState, cta: int, subpartition: np.ndarray, index: np.ndarray, col0: int,
-                 factors: int, sf_id: int, groups: int) -> np.ndarray:
-    last = col0 + scale_factor_columns(int(index.max()) + 1, factors, sf_id, groups) - 1
-    tmem = _tmem(state, cta, np.array([0, 127]), np.array([col0, last]), "scale factors")
-    return scale_factors(tmem, subpartition, index, col0, factors, sf_id, groups)

@@ -487,10 +487,10 @@ _DEFINITIONS: tuple[tuple, ...] = (
     ("ldst-32x32b-num-stride", "data-movement", "tcgen05.ld/st .32x32b: repetition k of .num at column 2k instead of k",
      (_fragment("32x32b", repeat_columns=2),), LDST),
     ("ldst-split-offset-ignored", "data-movement", "tcgen05.ld/st .16x32bx2: immHalfSplitoff ignored (both halves at taddr)",
-     (wrap(DM, "_fragment_cells", lambda original, shape, num, packed, split_offset:
+     (wrap(DM, "fragment_cells", lambda original, shape, num, packed, split_offset:
            original(shape, num, packed, 0 if split_offset is not None else None)),), LDST),
     ("ldst-pack-halves-swapped", "data-movement", ".pack::16b / .unpack::16b take the odd column's half as the low half",
-     (wrap(DM, "_fragment_cells", lambda original, shape, num, packed, split_offset:
+     (wrap(DM, "fragment_cells", lambda original, shape, num, packed, split_offset:
            (lambda lanes, columns: (lanes, columns[..., ::-1] if packed else columns))(*original(shape, num, packed, split_offset))),),
      LDST),
     ("ldred-min-max-swapped", "data-movement", "tcgen05.ld.red .min computes the maximum and .max the minimum",
