@@ -361,7 +361,7 @@ def _flag_mutant(flag: list, name: str = "flag") -> Mutant:
     return Mutant(name, "test", "sets a flag", (lambda: (flag.append(1), flag.pop)[1],))
 
 
-def test_suite_kills_on_the_first_differing_case_and_tries_killers_first():
+def test_suite_counts_killing_cases_up_to_the_limit_and_tries_killers_first():
     flag: list = []
     telling = Case("telling program", "program", lambda: str(len(flag)))
     constant = Case("constant probe", "probe", lambda: "same")
@@ -369,14 +369,23 @@ def test_suite_kills_on_the_first_differing_case_and_tries_killers_first():
     skipped = Case("not modelled", "program", lambda: (_ for _ in ()).throw(execute.NotModelled("no")))
     suite = Suite([telling, constant, raising, skipped])
     assert [g.case.name for g in suite.golden] == ["telling program", "constant probe", "probe raising when mutated"]
-    # Probes come before programs for this family: the raising probe kills it, the program is never run.
+    # Probes come before programs for this family: the raising probe kills it first, and the suite
+    # goes on to the program, the second case that tells the mutant apart (KILLS_COUNTED is 2).
     first = suite.try_mutant(_flag_mutant(flag))
-    assert first.killed and first.killed_by == "probe raising when mutated" and first.cases_run <= 2
+    assert first.killed and first.killed_by == "probe raising when mutated" and (first.kills, first.cases_run) == (2, 3)
     assert first.detail.startswith("raises KeyError") and flag == []
     second = suite.try_mutant(_flag_mutant(flag, "again"))
-    assert (second.killed_by, second.cases_run) == ("probe raising when mutated", 1)  # the killer is tried first
+    assert (second.killed_by, second.kills, second.cases_run) == ("probe raising when mutated", 2, 2)  # killers tried first
     survivor = suite.try_mutant(Mutant("noop", "test", "changes nothing", ()))
-    assert not survivor.killed and survivor.cases_run == 3 and survivor.killed_by is None
+    assert not survivor.killed and survivor.cases_run == 3 and survivor.killed_by is None and survivor.kills == 0
+
+
+def test_a_mutant_one_case_tells_apart_counts_one_kill():
+    flag: list = []
+    only = Case("telling probe", "probe", lambda: str(len(flag)))
+    suite = Suite([only, Case("constant program", "program", lambda: "same")])
+    result = suite.try_mutant(_flag_mutant(flag))
+    assert (result.killed_by, result.kills, result.cases_run) == ("telling probe", 1, 2)
 
 
 def test_a_mutant_that_reaches_no_instruction_of_a_case_skips_it():

@@ -10,6 +10,7 @@ import sys
 import time
 
 from conformance.cli.common import (
+    EXIT_COVERAGE_MISSED,
     EXIT_FAILED,
     EXIT_OK,
     JOBS_LIMIT,
@@ -65,6 +66,9 @@ def add_run(sub) -> None:
                      help="run up to N batches of cases at once, each in a child process as with --timeout (with no "
                           "watchdog unless --timeout is given); the results are the same as with one job "
                           "(default 1: in this process)")
+    run.add_argument("--require-coverage", action="store_true",
+                     help=f"exit {EXIT_COVERAGE_MISSED} when every case passed but a reachable value coverpoint was missed "
+                          "(docs/reports.md, value coverage)")
     run.set_defaults(func=cmd_run)
 
 
@@ -109,8 +113,13 @@ def cmd_run(args: argparse.Namespace) -> int:
           f"{summary['duration_s']:.1f} s; reports: {', '.join(paths)}")
     for f in summary["failures"][:5]:
         print(f"  FAIL {f['case_id']} [{f['backend']}] {f['detail']}\n       {f['replay']} (in {args.report_dir})")
+    values = summary["value_coverage"]
+    print(f"value coverpoints hit: {values['hit']}/{values['reachable']} reachable"
+          + (f"; missed: {', '.join(values['missed'][:5])}{' ...' if len(values['missed']) > 5 else ''}" if values["missed"] else ""))
     failed = any(b["failed"] or b["errors"] for b in summary["backends"].values())
-    return EXIT_FAILED if failed else EXIT_OK
+    if failed:
+        return EXIT_FAILED
+    return EXIT_COVERAGE_MISSED if args.require_coverage and values["missed"] else EXIT_OK
 
 
 def add_replay(sub) -> None:

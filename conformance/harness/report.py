@@ -137,7 +137,47 @@ def markdown(s: dict) -> str:
                 for r, cases, failed, applicable in zip(hm["rows"], hm["cases"], hm["failed"], hm["applicable"])]
         lines += [f"### {hm['title']}", "", tabulate(rows, [f"{hm['row_axis']} \\ {hm['column_axis']}", *hm["columns"]],
                                                        tablefmt="github", disable_numparse=True), ""]
-    return "\n".join(lines)
+    return "\n".join(lines + value_coverage_markdown(s))
+
+
+# --- value coverage --------------------------------------------------------------------------------
+
+MISSED_SHOWN = 50  # missed value coverpoints listed in report.md / report.html (summary.json holds all)
+
+
+def value_grid(vc: dict) -> tuple[list[str], list[str], dict[tuple[str, str], dict]]:
+    """Rows (instruction kinds), columns (operands) and the counts of each cell of the value heat map."""
+    rows = list(vc["per_kind_operand"])
+    columns = list(dict.fromkeys(o for operands in vc["per_kind_operand"].values() for o in operands))
+    cells = {(r, c): vc["per_kind_operand"][r][c] for r in rows for c in vc["per_kind_operand"][r]}
+    return rows, columns, cells
+
+
+def _value_cell_text(cell: dict | None) -> str:
+    if cell is None:
+        return "·"
+    text = f"{cell['hit']}/{cell['reachable']}"
+    return text + (f" ({cell['not_reachable']} unreachable)" if cell["not_reachable"] else "")
+
+
+def value_coverage_markdown(s: dict) -> list[str]:
+    """The report's value-coverage section: totals, the kind x operand table, the missed coverpoints."""
+    vc = s.get("value_coverage")
+    if not vc:
+        return []
+    rows, columns, cells = value_grid(vc)
+    lines = ["", "## Value coverage", "",
+             f"{vc['hit']} of {vc['reachable']} reachable value coverpoints hit ({vc['coverpoints']} defined, "
+             f"{len(vc['not_reachable'])} not reachable under this run's targets). Each cell: hit/reachable; "
+             "summary.json's `value_coverage.points` gives every coverpoint's hit count and the first case that hit it.", ""]
+    table = [[r, *(_value_cell_text(cells.get((r, c))) for c in columns)] for r in rows]
+    lines += [tabulate(table, ["kind \\ operand", *columns], tablefmt="github", disable_numparse=True), ""]
+    if vc["missed"]:
+        lines += [f"Missed ({len(vc['missed'])}): " + ", ".join(f"`{m}`" for m in vc["missed"][:MISSED_SHOWN])
+                  + (" ..." if len(vc["missed"]) > MISSED_SHOWN else ""), ""]
+    for point, why in list(vc["not_reachable"].items())[:MISSED_SHOWN]:
+        lines.append(f"- not reachable: `{point}`: {why}")
+    return lines
 
 
 # --- HTML --------------------------------------------------------------------------------------------
@@ -219,6 +259,62 @@ def heat_map_svg(name: str, hm: dict) -> str:
                          + "</g>")
     parts.append("</svg>")
     return "".join(parts)
+
+
+def value_heat_map_svg(vc: dict) -> str:
+    """The value heat map as inline SVG: kinds down, operands across, each cell hit/reachable,
+    green when every reachable coverpoint was hit, red as more were missed, grey where none is
+    reachable or the kind has no such operand."""
+    rows, columns, cells = value_grid(vc)
+    cell_w = max(64, round(_CHAR_W * max(len(c) for c in columns) * 0.45))
+    left = round(_CHAR_W * max(len(r) for r in rows)) + 12
+    top = round(_CHAR_W * max(len(c) for c in columns) * 0.72) + 14
+    width, height = left + cell_w * len(columns) + round(_CHAR_W * max(len(c) for c in columns) * 0.72), top + _CELL_H * len(rows) + 4
+    parts = [f'<svg width="{width}" height="{height}" role="img" aria-label="value coverage">']
+    for j, column in enumerate(columns):
+        x, y = left + cell_w * j + cell_w / 2, top - 6
+        parts.append(_svg_text(x, y, column, transform=f"rotate(-45 {x:.1f} {y:.1f})", fill="#1d2330"))
+    for i, row in enumerate(rows):
+        y = top + _CELL_H * i
+        parts.append(_svg_text(left - 8, y + 14, row, text_anchor="end", fill="#1d2330"))
+        for j, column in enumerate(columns):
+            cell = cells.get((row, column))
+            reachable = cell["reachable"] if cell else 0
+            missed = reachable - cell["hit"] if cell else 0
+            if missed:
+                fill, ink = _mix(_FAIL_LOW, _FAIL_HIGH, missed / reachable), "#ffffff"
+            elif reachable:
+                fill, ink = _mix(_PASS_LOW, _PASS_HIGH, 1.0), "#ffffff"
+            else:
+                fill, ink = _NOT_IN_ISA, "#9aa1ab"
+            text = f"{cell['hit']}/{reachable}" if reachable else ""
+            tip = f"{row}, {column}: " + (f"{cell['hit']} of {reachable} reachable coverpoints hit" if cell else "no coverpoints")
+            if cell and cell["not_reachable"]:
+                tip += f", {cell['not_reachable']} not reachable"
+            x = left + cell_w * j
+            parts.append(f'<g class="cell" data-map="values" data-row="{html.escape(row)}" data-column="{html.escape(column)}">'
+                         f'<title>{html.escape(tip)}</title>'
+                         f'<rect x="{x}" y="{y}" width="{cell_w - 2}" height="{_CELL_H - 2}" rx="2" fill="{fill}"/>'
+                         + (_svg_text(x + (cell_w - 2) / 2, y + 13, text, text_anchor="middle", fill=ink) if text else "")
+                         + "</g>")
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _value_section_html(s: dict) -> str:
+    vc = s.get("value_coverage")
+    if not vc:
+        return ""
+    missed = ""
+    if vc["missed"]:
+        shown = ", ".join(f"<code>{html.escape(m)}</code>" for m in vc["missed"][:MISSED_SHOWN])
+        missed = f"<p>Missed ({len(vc['missed'])}): {shown}{' ...' if len(vc['missed']) > MISSED_SHOWN else ''}</p>"
+    unreachable = "".join(f"<li><code>{html.escape(p)}</code>: {html.escape(why)}</li>"
+                          for p, why in list(vc["not_reachable"].items())[:MISSED_SHOWN])
+    return (f'<h2>Value coverage</h2><p class="note"><span data-key="value_coverage.hit">{vc["hit"]}</span> of '
+            f'<span data-key="value_coverage.reachable">{vc["reachable"]}</span> reachable value coverpoints hit '
+            f'({vc["coverpoints"]} defined). Each cell: hit/reachable; summary.json names the first case that hit each '
+            f'coverpoint.</p>{value_heat_map_svg(vc)}{missed}' + (f"<ul>{unreachable}</ul>" if unreachable else ""))
 
 
 def _legend_svg() -> str:
@@ -312,6 +408,7 @@ backend. Hover a cell for its row and column. The option and Hopper maps follow 
 {failures}
 <h2>Coverage per option and Hopper instruction</h2>
 <div class="maps">{maps["option"]}{maps["hopper"]}</div>
+{_value_section_html(s)}
 </body></html>
 """
 

@@ -41,6 +41,7 @@ from conformance.harness.judge import (
     state_result,
 )
 from conformance.harness.supervisor import DEFAULT_BATCH_SIZE, observe_one_at_a_time, run_supervised
+from conformance.harness.value_coverage import value_coverage
 from generators.instructions import shape_classes_for_target, tcgen05_mma
 from generators.programs import data_movement_forms, data_movement_programs, hopper_programs, tcgen05_programs
 from generators.sampling import draw_examples
@@ -467,6 +468,7 @@ def summary(outcome: RunOutcome, seed: int, examples: int, duration: float, comm
         "backends": backends,
         "totals": {k: sum(b[k] for b in backends.values()) for k in ("ran", "passed", "failed", "errors", "skipped")},
         "coverage": coverage(outcome.programs, {f["case_id"] for f in failures}),
+        "value_coverage": value_coverage(outcome.programs),
         "failures": failures,
     }
 

@@ -195,6 +195,52 @@ def _subnormal_binade_low(original, codes, fmt):
     return formats.Decoded(d.sign, d.mant, np.where(sub, d.aexp - 1, d.aexp), d.cls)
 
 
+def _e8m0_code_0_min_normal(original, codes, fmt):
+    """ue8m0 code 0 decoded as 2^-126 (the code 1 value, as if 0 were reserved) instead of 2^-127."""
+    d = original(codes, fmt)
+    if fmt.specials != "e8m0":
+        return d
+    return _module("conformance.core.formats").Decoded(d.sign, d.mant, np.where(d.aexp == -fmt.bias, 1 - fmt.bias, d.aexp), d.cls)
+
+
+def _ue4m3_subnormals_flushed(original, codes, fmt):
+    """ue4m3 scale factors 0x01-0x07 (subnormal) decoded as zero."""
+    formats = _module("conformance.core.formats")
+    d = original(codes, fmt)
+    if fmt.name != "ue4m3":
+        return d
+    sub = (d.cls == formats.FINITE) & (d.mant < (1 << fmt.frac_bits))
+    return formats.Decoded(d.sign, np.where(sub, 0, d.mant), np.where(sub, formats.ZERO_EXP, d.aexp),
+                           np.where(sub, formats.ZERO, d.cls).astype(np.int8))
+
+
+def _zeros_compare_equal(original, bits, red_op, absolute, nan):
+    """tcgen05.ld.red min/max.f32 comparing -0 and +0 as equal: a zero result is the thread's first zero."""
+    result = original(bits, red_op, absolute, nan)
+    magnitude = bits & np.uint32(0x7FFFFFFF)
+    first_zero = np.argmax(magnitude == 0, axis=1)
+    zero_won = (result & np.uint32(0x7FFFFFFF)) == 0
+    has_zero = (magnitude == 0).any(axis=1)
+    return np.where(zero_won & has_zero, bits[np.arange(bits.shape[0]), first_zero], result).astype(np.uint32)
+
+
+def _last_column_refused() -> Undo:
+    """TMEM bounds checked against columns - 1: the allocation's last column is refused."""
+    images = _module("conformance.core.images").Images
+    original = images.check_tmem
+
+    def check_tmem(self, lanes, columns, what):
+        original(self, lanes, columns, what)
+        columns = np.asarray(columns)
+        if columns.size and columns.max() >= self.columns - 1:
+            raise _module("conformance.core.state").UndefinedBehaviour(f"{what} reaches the last allocated column")
+    images.check_tmem = check_tmem
+
+    def undo() -> None:
+        images.check_tmem = original
+    return undo
+
+
 def _peer_uses_first_words(original, op):
     """cta_group::2: the peer CTA's lanes take the first CTA's disable-output-lane words."""
     bits = original(op)
@@ -408,6 +454,12 @@ _DEFINITIONS: tuple[tuple, ...] = (
      (wrap(MMA, "_disabled_lanes", lambda original, op: original(op).reshape(-1, 32)[:, ::-1].reshape(-1)),)),
     ("scale-input-d-sign", "mma", "scale-input-d multiplies D by 2^+s instead of 2^-s",
      (wrap(MMA, "_scaled_accumulator", lambda original, c, fmt, exponent: original(c, fmt, -exponent)),)),
+    ("scale-input-d-capped-at-12", "mma", "scale-input-d values above 12 scale D by 2^-12 only (a field one bit short of 0-15)",
+     (wrap(MMA, "_scaled_accumulator", lambda original, c, fmt, exponent: original(c, fmt, min(exponent, 12))),)),
+    ("zcmask-column-shift-capped-16", "codec", "the zero-column mask's column shift capped at 16 (the M = 32 limit) for every M",
+     (descriptor_change(ZCMASK, lambda z: {"column_shift": min(z.column_shift, 16)}),)),
+    ("tmem-last-column-refused", "tmem", "TMEM bounds checked against the allocation minus one: its last column is refused",
+     (_last_column_refused,)),
     # --- number formats (conformance/core/formats.py, matmul.py) ---
     ("e4m3-bias-8", "numerics", "E4M3 decoded with exponent bias 8 (2^(e-1) instead of 2^(e-1) - 1)",
      (format_change("e4m3", bias=8),)),
@@ -425,6 +477,10 @@ _DEFINITIONS: tuple[tuple, ...] = (
      (wrap("conformance.core.formats", "_decode_fields", _e8m0_nan_finite),)),
     ("ue4m3-bias-8", "numerics", "UE4M3 scale factors decoded with bias 8 instead of 7",
      (format_change("ue4m3", bias=8),)),
+    ("ue8m0-code-0-as-2^-126", "numerics", "UE8M0 code 0 decoded as 2^-126 instead of 2^-127",
+     (wrap("conformance.core.formats", "_decode_fields", _e8m0_code_0_min_normal),)),
+    ("ue4m3-subnormals-flushed", "numerics", "UE4M3 scale factors 0x01-0x07 (subnormal) decoded as zero",
+     (wrap("conformance.core.formats", "_decode_fields", _ue4m3_subnormals_flushed),)),
     ("subnormal-binade-low", "numerics", "subnormal inputs decoded one binade low (exponent emin - 1)",
      (wrap("conformance.core.formats", "_decode_fields", _subnormal_binade_low),)),
     ("f32-nan-ieee-quiet", "numerics", "a NaN f32 result is the IEEE default quiet NaN 0x7FC00000, not NVIDIA's 0x7FFFFFFF",
@@ -442,6 +498,8 @@ _DEFINITIONS: tuple[tuple, ...] = (
      (wrap(MODEL, "_int_dot", lambda original, a, b, c, fa, fb, saturate: original(a, b, c, fa, replace(fb, signed=fa.signed), saturate)),)),
     ("int-saturate-wraps", "numerics", "integer .satfinite accumulation wraps modulo 2^32 instead of saturating",
      (wrap(MODEL, "_int_dot", lambda original, a, b, c, fa, fb, saturate: original(a, b, c, fa, fb, False)),)),
+    ("int-wrap-saturates", "numerics", "integer accumulation without .satfinite saturates instead of wrapping modulo 2^32",
+     (wrap(MODEL, "_int_dot", lambda original, a, b, c, fa, fb, saturate: original(a, b, c, fa, fb, True)),)),
     ("overflow-saturates", "numerics", "a finite overflow gives the largest finite value instead of Inf",
      (rebind(MODEL, "_note_overflow", lambda original: lambda state, r, inf_seen: state),)),
     ("c-add-no-round-bit", "numerics", "the separate addition of c keeps precision + 1 bits (no round bit) before rounding",
@@ -501,6 +559,8 @@ _DEFINITIONS: tuple[tuple, ...] = (
      (wrap(DM, "_reduce_f32", lambda original, bits, red_op, absolute, nan: original(bits, red_op, absolute, False)),), LD),
     ("ldred-s32-unsigned", "data-movement", "tcgen05.ld.red .s32 compares the registers as unsigned",
      [entry(DM, "RED_INTEGER_VIEWS", "s32", lambda v: np.uint32)], LD),
+    ("ldred-zeros-compare-equal", "data-movement", "tcgen05.ld.red min/max.f32 compare -0 and +0 as equal (the first zero wins)",
+     (wrap(DM, "_reduce_f32", _zeros_compare_equal),), LD),
     ("st-values-hash-round", "data-movement", "the tcgen05.st register values' second hash round shifts by 16 instead of 15",
      (rebind(DM, "HASH_ROUNDS", lambda rounds: (rounds[0], (16, rounds[1][1]))),), ST),
     # --- Hopper wgmma (oracles/hopper.py) ---

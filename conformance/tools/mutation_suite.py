@@ -41,6 +41,9 @@ PROBES = Path(probes.__file__).resolve().parent
 RECORDED = RECORDINGS
 RECORDED_PROFILES = {"B200": "sm_100a", "H100": "sm_90a"}
 MIN_SCORE = 0.95  # the share of mutants the suite must kill
+# Cases counted as killing one mutant: the suite goes on past its first killer until this many, so
+# that a mutant resting on a single case shows (counting every killer would run the whole suite per mutant).
+KILLS_COUNTED = 2
 NUMERIC_ROWS = 64  # vectors per numeric case; every pair of them is one inner product
 
 # (profile, (A format, B format), accumulator, K, scale format and factors per row, saturate)
@@ -170,6 +173,7 @@ class MutantResult:
     description: str
     killed: bool
     killed_by: str | None
+    kills: int  # cases whose outcome differs, counted up to KILLS_COUNTED
     detail: str
     cases_run: int
     seconds: float
@@ -206,18 +210,26 @@ class Suite:
         """Run the suite with `mutant` applied until a case's outcome differs from its golden one."""
         started = time.perf_counter()
         ran = 0
+        killers: list[GoldenCase] = []
+        detail = ""
         with mutant.applied():
             for g in self.order(mutant):
                 ran += 1
                 got = outcome(g.case)
                 if got.key != g.expected.key:
-                    self.killers = [g] + [k for k in self.killers if k is not g]
-                    detail = got.detail if got.key.startswith("raises") else "another result"
-                    return MutantResult(mutant.name, mutant.family, mutant.description, True, g.case.name,
-                                        f"{detail} (expected {g.expected.key[:16]})", ran, round(time.perf_counter() - started, 3))
+                    if not killers:
+                        detail = (got.detail if got.key.startswith("raises") else "another result") + f" (expected {g.expected.key[:16]})"
+                    killers.append(g)
+                    if len(killers) == KILLS_COUNTED:
+                        break
+        seconds = round(time.perf_counter() - started, 3)
+        if killers:
+            self.killers = killers + [k for k in self.killers if k not in killers]
+            return MutantResult(mutant.name, mutant.family, mutant.description, True, killers[0].case.name, len(killers),
+                                detail, ran, seconds)
         scope = f" that execute {', '.join(sorted(mutant.reaches))}" if mutant.reaches else ""
-        return MutantResult(mutant.name, mutant.family, mutant.description, False, None,
-                            f"every one of the {ran} cases{scope} gives its golden outcome", ran, round(time.perf_counter() - started, 3))
+        return MutantResult(mutant.name, mutant.family, mutant.description, False, None, 0,
+                            f"every one of the {ran} cases{scope} gives its golden outcome", ran, seconds)
 
 
 def run_mutants(names: Sequence[str], examples: int, seed: int, command: str) -> dict:
@@ -254,6 +266,8 @@ def run_mutants(names: Sequence[str], examples: int, seed: int, command: str) ->
         "killed": killed,
         "score": round(killed / len(results), 4) if results else None,
         "min_score": MIN_SCORE,
+        "kills_counted": KILLS_COUNTED,
+        "single_case_kills": [r.name for r in results if r.kills == 1],
         "survived": [{"name": r.name, "description": r.description, "reason": survival_reason(r)} for r in results if not r.killed],
         "results": [vars(r) for r in results],
         "seconds": round(time.perf_counter() - started, 3),
