@@ -48,6 +48,7 @@ from generators.sampling import draw_examples
 from generators.value_programs import value_programs
 
 HOPPER_SHARE = 0.15
+VALUE_PROGRAMS_MAX = 200  # programs aimed at missed value coverpoints, beyond `examples`
 
 
 def target_for_class(c: mma.ShapeClass) -> str:
@@ -93,9 +94,9 @@ def generate_programs(examples: int, seed: int) -> list[Program]:
     """`examples` programs: one per Table 39 class first, then one for each MMA option those
     miss (coverage), one per data-movement form (tcgen05.cp/.ld/.st/.shift shapes, multicasts,
     decompression, .ld.red types), then random ones, a share of them Hopper (wgmma / mma.sp on
-    sm_90a), and last the programs aimed at the value coverpoints the directed ones before the
-    random ones miss (`generators.value_programs`; they take the place of the last random ones).
-    The same seed gives the same list, whatever the command imported before."""
+    sm_90a); when there are random ones, programs aimed at the value coverpoints all of these
+    miss follow, beyond `examples` (`generators.value_programs`). The same seed gives the same
+    list, whatever the command imported before."""
     with _seed_only_draws():
         return _draw_programs(examples, seed)
 
@@ -110,14 +111,14 @@ def _draw_programs(examples: int, seed: int) -> list[Program]:
     forms = list(data_movement_forms().items())[:max(0, examples - len(programs))]
     programs += [draw_examples(data_movement_programs(target_with(feature), label), 1, seed + 400_009 + k)[0]
                  for k, (label, (feature, _)) in enumerate(forms)]
-    aimed = value_programs(programs, examples - len(programs), seed + 500_009) if examples > len(programs) else []
-    rest = examples - len(programs) - len(aimed)
+    rest = examples - len(programs)
     if rest > 0:
         hopper = int(rest * HOPPER_SHARE)
         mixed = st.sampled_from(TCGEN05_TARGETS).flatmap(tcgen05_programs)
         programs += draw_examples(mixed, rest - hopper, seed + 100_003)
         programs += draw_examples(hopper_programs(), hopper, seed + 200_003) if hopper else []
-    return programs + aimed
+        programs += value_programs(programs, VALUE_PROGRAMS_MAX, seed + 500_009)
+    return programs
 
 
 OPTION_SEARCH_BATCH, OPTION_SEARCH_BATCHES = 256, 16  # the rarest option (one K=96 form) needs ~300 MMAs
