@@ -198,6 +198,16 @@ def loads():
     return [run_program([op], tmem=[TmemRegion(0, 0, 128, 64, LD_WORDS.tobytes())]) for op in ops]
 
 
+# TMEM holding +0 then -0 in each lane: min.f32 must pick -0, max.f32 +0 (9.7.16.8.3: -0.0 < +0.0).
+SIGNED_ZEROS = np.zeros((128, 64), dtype=np.uint32)
+SIGNED_ZEROS[:, 1] = 0x80000000
+
+
+def signed_zero_reductions():
+    return [run_program([Tcgen05Ld("32x32b", 2, red_op=op, red_type="f32")], tmem=[TmemRegion(0, 0, 128, 64, SIGNED_ZEROS.tobytes())])
+            for op in ("min", "max")]
+
+
 def stores():
     ops = [Tcgen05St("32x32b", 4, values_seed=3), Tcgen05St("16x64b", 2, values_seed=4, taddr=taddr.encode(32, 0)),
            Tcgen05St("16x256b", 1, values_seed=5, taddr=taddr.encode(64, 0))]
@@ -250,6 +260,9 @@ WITNESSES: dict[str, Callable[[], Any]] = {
                                                                                   disable_output_lane=(1, 0, 0, 0, 0, 0, 0, 2))),
     "dol-bit-order-reversed": lambda: mma._disabled_lanes(dataclasses.replace(mma_op(), disable_output_lane=(1, 0, 0, 0))),
     "scale-input-d-sign": lambda: mma._scaled_accumulator(F32_ONE, "f32", 3),
+    "scale-input-d-capped-at-12": lambda: mma._scaled_accumulator(F32_ONE, "f32", 14),
+    "zcmask-column-shift-capped-16": lambda: zcmask.decode(zcmask.encode(zcmask.ZeroColumnMask(column_shift=32))),
+    "tmem-last-column-refused": lambda: run_program([Tcgen05Ld("32x32b", 1, taddr=taddr.encode(0, 511))]),
     "e4m3-bias-8": lambda: decoded("e4m3"),
     "e3m2-bias-4": lambda: decoded("e3m2"),
     "e2m1-bias-2": lambda: decoded("e2m1"),
@@ -258,6 +271,8 @@ WITNESSES: dict[str, Callable[[], Any]] = {
     "ue8m0-bias-128": lambda: decoded("ue8m0"),
     "ue8m0-nan-finite": lambda: decoded("ue8m0"),
     "ue4m3-bias-8": lambda: decoded("ue4m3"),
+    "ue8m0-code-0-as-2^-126": lambda: decoded("ue8m0"),
+    "ue4m3-subnormals-flushed": lambda: decoded("ue4m3"),
     "subnormal-binade-low": lambda: decoded("e4m3"),
     "f32-nan-ieee-quiet": lambda: products("special", "f16", "f32", "sm_100a", 16),
     "exact-bf16-as-f16": lambda: exact_fast_path("bf16", np.arange(0, 1 << 16, 97, dtype=np.uint32)),
@@ -266,6 +281,7 @@ WITNESSES: dict[str, Callable[[], Any]] = {
     "u8-as-s8": lambda: products("uniform_bits", "u8", "s32", "exact"),
     "int-b-signedness-from-a": lambda: products("uniform_bits", ("s8", "u8"), "s32", "exact"),
     "int-saturate-wraps": lambda: products("overflow", "s8", "s32", "exact", saturate=True),
+    "int-wrap-saturates": lambda: products("overflow", "s8", "s32", "exact", saturate=False),
     "overflow-saturates": lambda: products("overflow", "f16", "f16", "sm_100a", 16),
     "c-add-no-round-bit": lambda: products("normalisation", "e2m1", "f32", "sm_100a"),
     "sm100-f16-groups-rne": lambda: products("rounding", "f16", "f32", "sm_100a", 16),
@@ -286,6 +302,7 @@ WITNESSES: dict[str, Callable[[], Any]] = {
     **{name: loads for name in (
         "ldst-16x64b-thread-map", "ldst-16x256b-register-order", "ldst-32x32b-num-stride", "ldst-split-offset-ignored",
         "ldst-pack-halves-swapped", "ldred-min-max-swapped", "ldred-abs-ignored", "ldred-nan-ignored", "ldred-s32-unsigned")},
+    "ldred-zeros-compare-equal": signed_zero_reductions,
     "st-values-hash-round": stores,
     "wgmma-trans-inverted": lambda: probe_result("A-WGMMA-DESC.a128B-b64B"),
     "wgmma-scale-a-ignored": lambda: probe_result("A-WGMMA-DESC.a128B-b64B", {"imm_scale_a": -1}),
