@@ -11,7 +11,8 @@ run out; a program is kept only when it hits a coverpoint still missing:
   with D against the end of the allocation;
 * zero-column masks with their spans, start counts and column shifts at their limits (.ws);
 * tcgen05.ld.red over TMEM holding signed zeros, NaNs and both halves of the integer ranges;
-* tcgen05.ld / .st at the first and the last TMEM cells.
+* tcgen05.ld / .st at the first and the last TMEM cells;
+* wgmma with each imm-scale-a and imm-scale-b (the Hopper programs the oracle models).
 """
 
 from __future__ import annotations
@@ -34,10 +35,13 @@ from conformance.core.legality import check
 from conformance.core.program import Program
 from generators.instructions import shape_classes_for_target, tcgen05_mma
 from generators.operand_images import exact_codes
-from generators.programs import TMEM_PLACES, Palette, data_movement_programs, tcgen05_programs
+from generators.programs import TMEM_PLACES, Palette, data_movement_programs, hopper_programs, tcgen05_programs
 from generators.sampling import draw_examples
 
 ATTEMPTS = 6  # programs an aim draws without hitting anything new before it gives up
+# Coverpoints aimed at more than once (by id prefix): the immediate scales of wgmma, which few
+# random Hopper programs carry, so that a sign bug there does not rest on a single case.
+REQUIRED_HITS = {"wgmma.imm-scale-": 2}
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 # s32 accumulators next to both limits, so that exact i8 sums pass them (and some stay inside).
 S32_NEAR_LIMITS = (INT32_MAX, INT32_MAX - 4096, INT32_MIN, INT32_MIN + 4096, 0, 1, -1)
@@ -73,29 +77,41 @@ def representative_codes(fmt_name: str) -> tuple[int, ...]:
     codes = encode_finite(signs, mants, exps, fmt).astype(np.uint32).tolist()
     codes += inf_bits(fmt, np.array([0, 1])).astype(np.uint32).tolist()
     codes.append(int(inf_bits(fmt, np.array(0))) | (1 << (fmt.frac_bits - 1 + fmt.field_shift)))
-    return tuple(codes) + tuple(exact_codes(fmt_name).tolist()[:8])
+    exact = exact_codes(fmt_name).tolist()[:8]
+    ignored = [c | ((1 << fmt.field_shift) - 1) for c in exact[:2]] if fmt.field_shift else []  # tf32's 13 low bits
+    return tuple(codes) + tuple(exact) + tuple(ignored)
 
 
 def value_programs(programs: Sequence[Program], limit: int, seed: int) -> list[Program]:
-    """At most `limit` programs aimed at the reachable value coverpoints `programs` miss."""
-    missing = {c.id for c in cov.COVERPOINTS if cov.reachability(c, TCGEN05_TARGETS)[0]}
+    """At most `limit` programs aimed at the reachable value coverpoints `programs` miss (or hit
+    fewer times than `REQUIRED_HITS` asks)."""
+    needed = {c.id: next((n for prefix, n in REQUIRED_HITS.items() if c.id.startswith(prefix)), 1)
+              for c in cov.COVERPOINTS if cov.reachability(c, cov.RUN_TARGETS)[0]}
     for p in programs:
-        missing -= cov.hits(p)
+        _count(needed, cov.hits(p))
     aimed: list[Program] = []
     for aim in _aims():
         failures = 0
         while failures < ATTEMPTS and len(aimed) < limit:
-            strategy = aim(missing)
+            strategy = aim(set(needed))
             if strategy is None:
                 break
             program = draw_examples(strategy, 1, seed + len(aimed) * 1_009 + failures)[0]
-            new = cov.hits(program) & missing
-            if new:
+            hit = cov.hits(program)
+            if hit & set(needed):
                 aimed.append(program)
-                missing -= new
+                _count(needed, hit)
             else:
                 failures += 1
     return aimed
+
+
+def _count(needed: dict[str, int], hit: set[str]) -> None:
+    """Take a program's hits off the hits still needed."""
+    for point in hit & set(needed):
+        needed[point] -= 1
+        if not needed[point]:
+            del needed[point]
 
 
 Aim = Callable[[set], "st.SearchStrategy[Program] | None"]
@@ -110,6 +126,7 @@ def _aims() -> Iterable[Aim]:
         yield lambda missing, red_type=red_type: _ld_red_aim(red_type, missing)
     for op in ("ld", "st"):
         yield lambda missing, op=op: _ldst_place_aim(op, missing)
+    yield _wgmma_scale_aim
 
 
 def _missing_in(missing: set, prefix: str) -> list[str]:
@@ -228,3 +245,14 @@ def _ldst_place_aim(op: str, missing: set) -> st.SearchStrategy[Program] | None:
         return None
     place = TMEM_PLACES[0] if edges[0].endswith("first column") else TMEM_PLACES[1]
     return data_movement_programs(TCGEN05_TARGETS[0], f"tcgen05.{op}.32x32b", place=place)
+
+
+def _wgmma_scale_aim(missing: set) -> st.SearchStrategy[Program] | None:
+    """A wgmma the oracle models whose immediate scales are the first missing ones."""
+    wanted = sorted(m for m in missing if m.startswith("wgmma.imm-scale-"))
+    if not wanted:
+        return None
+    operand, value = wanted[0].split(".")[1], int(wanted[0].split(".")[2])
+    field = operand.replace("-", "_")
+    return hopper_programs(forms="modelled").filter(
+        lambda p: p.ops[0].OP == "wgmma.mma_async" and getattr(p.ops[0], field) == value)

@@ -56,6 +56,8 @@ def test_the_universe_has_every_code_of_the_narrow_and_scale_formats():
 def test_reachability_follows_the_targets_features():
     ld_red = cov.COVERPOINT_BY_ID["ld.red.f32.min.+0 before -0"]
     assert cov.reachability(ld_red, TCGEN05_TARGETS) == (True, "")
+    wgmma = cov.COVERPOINT_BY_ID["wgmma.imm-scale-a.-1"]
+    assert cov.reachability(wgmma, cov.RUN_TARGETS) == (True, "") and not cov.reachability(wgmma, TCGEN05_TARGETS)[0]
     without = [t for t in TCGEN05_TARGETS if "tcgen05.ld.red" not in target_named(t).features]
     assert without  # sm_100a has no tcgen05.ld.red (PTX ISA 9.7.16.8.3: sm_103a)
     reachable, why = cov.reachability(ld_red, without)

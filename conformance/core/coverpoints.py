@@ -16,7 +16,8 @@ coverpoint names one value class of one operand of one instruction kind, with it
   shifts at their limits (Table 45);
 * tcgen05.ld.red min/max over signed zeros in both orders, NaN with and without .NaN, signed and
   unsigned integer orderings (9.7.16.8.3);
-* TMEM addresses at the edges of the allocation (9.7.16.7.1, 9.7.16.8.1).
+* TMEM addresses at the edges of the allocation (9.7.16.7.1, 9.7.16.8.1);
+* wgmma's imm-scale-a and imm-scale-b, +1 and -1 (9.7.15.5.2), for the Hopper programs.
 
 `hits(program)` is a pure function of the program: its initial images read through the layout
 facts (`conformance.core.layouts`), no oracle. An operation's operand values are read only while
@@ -35,9 +36,10 @@ from conformance.core.encoding import taddr as taddr_codec
 from conformance.core.encoding import zcmask as zcmask_codec
 from conformance.core.formats import FINITE, INF, NAN, ZERO, FloatFormat, IntFormat, decode, get_format
 from conformance.core.images import Images, initial_images
-from conformance.core.instructions import Instruction, Tcgen05Cp, Tcgen05Ld, Tcgen05Mma, Tcgen05Shift, Tcgen05St
+from conformance.core.instructions import Instruction, Tcgen05Cp, Tcgen05Ld, Tcgen05Mma, Tcgen05Shift, Tcgen05St, WgmmaMma
 from conformance.core.isa import data_movement as dm
 from conformance.core.isa import mma as isa
+from conformance.core.isa.targets import TARGETS, TCGEN05_TARGETS
 from conformance.core.isa.targets import target as target_named
 from conformance.core.layouts.ldst import fragment_cells
 from conformance.core.layouts.mma_shape import MmaShape, shape_of
@@ -51,7 +53,7 @@ from conformance.core.state import UndefinedBehaviour
 class Coverpoint:
     """One value class: its stable `id`, the instruction `kind` and `operand` it belongs to (the
     rows and columns of the report's heat map), the `value` class, the ISA section that defines
-    it, and the target feature it needs ("" for none)."""
+    it, the instruction family a target must support and the target feature it needs ("" for none)."""
 
     id: str
     kind: str
@@ -59,10 +61,14 @@ class Coverpoint:
     value: str
     isa: str
     feature: str = ""
+    family: str = "tcgen05"
 
 
 #: The value classes of a floating-point element or accumulator format that has them.
 FLOAT_CLASSES = ("+0", "-0", "subnormal", "min normal", "max normal", "+inf", "-inf", "nan")
+#: A format whose container holds bits that are not part of the value (tf32's 13 low bits, PTX ISA
+#: "Alternate floating-point data formats") has the class of a code with some of them set.
+IGNORED_BITS_SET = "ignored bits set"
 #: Formats whose every code is a coverpoint (4/6-bit elements, OCP MX v1.0) and the scale formats.
 EVERY_CODE_BITS = 6
 SCALE_CODES = {"ue8m0": range(0x100), "ue4m3": range(0x80)}  # ue4m3: "sign bit must be 0"
@@ -76,6 +82,7 @@ LD_RED_F32_CLASSES = ("+0 before -0", "-0 before +0", "NaN with .NaN", "NaN skip
 LD_RED_INT_CLASSES = {"s32": "negative and positive", "u32": "at and below 2^31"}
 TMEM_EDGES = ("first column", "last column", "last lane quarter")
 MMA_ISA = "PTX ISA 9.7.16.10.9.1, Tables 39, 42-44"
+WGMMA_IMM_SCALES = ("imm-scale-a", "imm-scale-b")
 
 
 def _float_classes(fmt: FloatFormat) -> tuple[str, ...]:
@@ -90,6 +97,8 @@ def _float_classes(fmt: FloatFormat) -> tuple[str, ...]:
         out += ["+inf", "-inf"]
     if fmt.specials in ("ieee", "fn", "e8m0"):
         out.append("nan")
+    if fmt.field_shift:
+        out.append(IGNORED_BITS_SET)
     return tuple(out)
 
 
@@ -148,6 +157,9 @@ def _universe() -> Iterable[Coverpoint]:
     for op in ("tcgen05.mma", "tcgen05.ld", "tcgen05.st"):
         for edge in TMEM_EDGES if op != "tcgen05.mma" else TMEM_EDGES[:2]:
             yield Coverpoint(f"tmem.{op.split('.')[1]}.{edge}", "TMEM address", op, edge, "PTX ISA 9.7.16.7.1, 9.7.16.8.1")
+    for operand in WGMMA_IMM_SCALES:
+        for value in (1, -1):
+            yield Coverpoint(f"wgmma.{operand}.{value:+d}", "wgmma.mma_async", operand, f"{value:+d}", "PTX ISA 9.7.15.5.2", family="wgmma")
 
 
 def _zcmask_limits() -> tuple[str, ...]:
@@ -157,12 +169,16 @@ def _zcmask_limits() -> tuple[str, ...]:
 
 
 COVERPOINTS: tuple[Coverpoint, ...] = tuple(_universe())
+#: The targets a run draws programs for: the tcgen05 ones and those of wgmma (its Hopper programs).
+RUN_TARGETS: tuple[str, ...] = (*TCGEN05_TARGETS, *(t for t in TARGETS if "wgmma" in target_named(t).families))
 COVERPOINT_BY_ID: dict[str, Coverpoint] = {c.id: c for c in COVERPOINTS}
 
 
 def reachability(cp: Coverpoint, targets: Iterable[str]) -> tuple[bool, str]:
     """Whether a run over `targets` can hit the coverpoint, and why not when it cannot."""
     targets = tuple(targets)
+    if not any(cp.family in target_named(t).families for t in targets):
+        return False, f"needs a {cp.family} target, which none of {', '.join(targets)} is"
     if cp.feature and not any(cp.feature in target_named(t).features for t in targets):
         return False, f"needs {cp.feature}, which none of {', '.join(targets)} has"
     return True, ""
@@ -203,6 +219,8 @@ def classify(codes: np.ndarray, fmt_name: str) -> set[str]:
     found |= {"+inf"} if (inf & (d.sign == 0)).any() else set()
     found |= {"-inf"} if (inf & (d.sign == 1)).any() else set()
     found |= {"nan"} if (d.cls == NAN).any() else set()
+    if fmt.field_shift and (codes & np.uint32((1 << fmt.field_shift) - 1)).any():
+        found.add(IGNORED_BITS_SET)
     return found
 
 
@@ -235,6 +253,8 @@ def _op_hits(op: Instruction, program: Program, images: Images | None) -> set[st
         return _mma_hits(op, program, images)
     if isinstance(op, (Tcgen05Ld, Tcgen05St)):
         return _ldst_hits(op, program, images)
+    if isinstance(op, WgmmaMma):
+        return {f"wgmma.imm-scale-a.{op.imm_scale_a:+d}", f"wgmma.imm-scale-b.{op.imm_scale_b:+d}"} & set(COVERPOINT_BY_ID)
     return set()
 
 

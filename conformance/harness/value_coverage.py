@@ -8,12 +8,11 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Sequence
 
-from conformance.core.coverpoints import COVERPOINTS, hits, reachability
-from conformance.core.isa.targets import TCGEN05_TARGETS
+from conformance.core.coverpoints import COVERPOINTS, RUN_TARGETS, hits, reachability
 from conformance.core.program import Program
 
 
-def value_coverage(programs: Sequence[Program], targets: Sequence[str] = TCGEN05_TARGETS) -> dict:
+def value_coverage(programs: Sequence[Program], targets: Sequence[str] = RUN_TARGETS) -> dict:
     """summary.json's `value_coverage`: totals, the reachable coverpoints missed, why the others
     are not reachable, each coverpoint's hit count and first case, the per kind x operand counts."""
     counts: Counter[str] = Counter()

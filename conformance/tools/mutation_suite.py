@@ -64,8 +64,9 @@ NUMERIC_CASES: tuple[tuple[str, tuple[str, str], str, int, tuple[str, int] | Non
     ("exact", ("s8", "u8"), "s32", 32, None, True),
     ("exact", ("u8", "u8"), "s32", 32, None, False),
 )
-# Scale-factor codes drawn around 1.0, with a few NaN codes: (lowest, highest, NaN code).
-SCALE_CODES = {"ue8m0": (118, 137, 0xFF), "ue4m3": (0x30, 0x48, 0x7F)}
+# Scale-factor codes drawn around 1.0 (ue4m3 from its subnormals 0x01-0x07 up), with a few NaN
+# codes: (lowest, highest, NaN code).
+SCALE_CODES = {"ue8m0": (118, 137, 0xFF), "ue4m3": (0x01, 0x48, 0x7F)}
 SCALE_NAN_RATE = 0.02
 TF32_IGNORED = 1 << 13  # tf32 values ignore the 13 low bits of their 32-bit container
 
