@@ -12,7 +12,8 @@ run out; a program is kept only when it hits a coverpoint still missing:
 * zero-column masks with their spans, start counts and column shifts at their limits (.ws);
 * tcgen05.ld.red over TMEM holding signed zeros, NaNs and both halves of the integer ranges;
 * tcgen05.ld / .st at the first and the last TMEM cells;
-* wgmma with each imm-scale-a and imm-scale-b (the Hopper programs the oracle models).
+* wgmma with each imm-scale-a and imm-scale-b (the Hopper programs the oracle models);
+* K = 96 MMAs reading their operands through an absolute leading-dimension address.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from conformance.core import coverpoints as cov
+from conformance.core.encoding import sdesc as sdesc_codec
 from conformance.core.encoding import zcmask as zcmask_codec
 from conformance.core.formats import FloatFormat, encode_finite, get_format, inf_bits
 from conformance.core.instructions import Tcgen05Mma
@@ -40,8 +42,9 @@ from generators.sampling import draw_examples
 
 ATTEMPTS = 6  # programs an aim draws without hitting anything new before it gives up
 # Coverpoints aimed at more than once (by id prefix): the immediate scales of wgmma, which few
-# random Hopper programs carry, so that a sign bug there does not rest on a single case.
-REQUIRED_HITS = {"wgmma.imm-scale-": 2}
+# random Hopper programs carry, and the absolute leading-dimension address, which only K = 96
+# rows reach, so that a bug there does not rest on a single case.
+REQUIRED_HITS = {"wgmma.imm-scale-": 2, "mma.desc.": 2}
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 # s32 accumulators next to both limits, so that exact i8 sums pass them (and some stay inside).
 S32_NEAR_LIMITS = (INT32_MAX, INT32_MAX - 4096, INT32_MIN, INT32_MIN + 4096, 0, 1, -1)
@@ -127,6 +130,7 @@ def _aims() -> Iterable[Aim]:
     for op in ("ld", "st"):
         yield lambda missing, op=op: _ldst_place_aim(op, missing)
     yield _wgmma_scale_aim
+    yield _lbo_absolute_aim
 
 
 def _missing_in(missing: set, prefix: str) -> list[str]:
@@ -256,3 +260,18 @@ def _wgmma_scale_aim(missing: set) -> st.SearchStrategy[Program] | None:
     field = operand.replace("-", "_")
     return hopper_programs(forms="modelled").filter(
         lambda p: p.ops[0].OP == "wgmma.mma_async" and getattr(p.ops[0], field) == value)
+
+
+def _lbo_absolute_aim(missing: set) -> st.SearchStrategy[Program] | None:
+    """A K = 96 MMA (the rows longer than the two chunks at the start address) whose A or B
+    descriptor, as still missing, uses the absolute leading-dimension address."""
+    wanted = sorted(m for m in missing if m.startswith("mma.desc."))
+    if not wanted:
+        return None
+    operand = wanted[0].split(".")[2]
+    shape_class = next(c for c in mma.SHAPE_CLASSES if c.k == 96 and not c.sparse)
+    target = _feature_target("lbo-absolute")
+    return tcgen05_mma(target, shape_class, reach="compact").filter(
+        lambda op: (op.a_tmem is None or operand == "B")
+        and sdesc_codec.decode(op.a_desc if operand == "A" else op.b_desc).lbo_absolute).flatmap(
+        lambda op: tcgen05_programs(target, shape_class, op))

@@ -141,3 +141,15 @@ def test_summary_and_reports_carry_value_coverage():
     assert f"{vc['hit']} of {vc['reachable']} reachable" in text and "mma.f16.A.f16.+0" in text
     svg = value_heat_map_svg(vc)
     assert 'data-map="values" data-row="tcgen05.mma kind::f16" data-column="A"' in svg
+
+
+def test_an_absolute_leading_dimension_address_counts_only_where_it_is_read():
+    from conformance.core.encoding import sdesc
+    from generators.value_programs import _lbo_absolute_aim
+
+    point = f"mma.desc.B.{cov.LBO_ABSOLUTE_READ}"
+    p = draw_examples(_lbo_absolute_aim({point}), 1, 5)[0]
+    assert point in cov.hits(p)  # K = 96 e2m1: 48-byte rows, the third chunk at the LBO address
+    op = p.ops[0]
+    relative = dataclasses.replace(op, b_desc=sdesc.encode(dataclasses.replace(sdesc.decode(op.b_desc), lbo_absolute=False)))
+    assert point not in cov.hits(dataclasses.replace(p, ops=(relative,)))

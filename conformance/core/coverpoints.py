@@ -17,7 +17,9 @@ coverpoint names one value class of one operand of one instruction kind, with it
 * tcgen05.ld.red min/max over signed zeros in both orders, NaN with and without .NaN, signed and
   unsigned integer orderings (9.7.16.8.3);
 * TMEM addresses at the edges of the allocation (9.7.16.7.1, 9.7.16.8.1);
-* wgmma's imm-scale-a and imm-scale-b, +1 and -1 (9.7.15.5.2), for the Hopper programs.
+* wgmma's imm-scale-a and imm-scale-b, +1 and -1 (9.7.15.5.2), for the Hopper programs;
+* a matrix descriptor's absolute leading-dimension address actually read (Table 40 bit 52,
+  9.7.16.4.1.1: a K-major row longer than the two 16-byte chunks at the start address).
 
 `hits(program)` is a pure function of the program: its initial images read through the layout
 facts (`conformance.core.layouts`), no oracle. An operation's operand values are read only while
@@ -32,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from conformance.core.encoding import sdesc as sdesc_codec
 from conformance.core.encoding import taddr as taddr_codec
 from conformance.core.encoding import zcmask as zcmask_codec
 from conformance.core.formats import FINITE, INF, NAN, ZERO, FloatFormat, IntFormat, decode, get_format
@@ -44,6 +47,7 @@ from conformance.core.isa.targets import target as target_named
 from conformance.core.layouts.ldst import fragment_cells
 from conformance.core.layouts.mma_shape import MmaShape, shape_of
 from conformance.core.layouts.operands import block_scales, operand_a, operand_b
+from conformance.core.layouts.smem import storage_for
 from conformance.core.layouts.tmem import d_positions
 from conformance.core.program import Program
 from conformance.core.state import UndefinedBehaviour
@@ -83,6 +87,8 @@ LD_RED_INT_CLASSES = {"s32": "negative and positive", "u32": "at and below 2^31"
 TMEM_EDGES = ("first column", "last column", "last lane quarter")
 MMA_ISA = "PTX ISA 9.7.16.10.9.1, Tables 39, 42-44"
 WGMMA_IMM_SCALES = ("imm-scale-a", "imm-scale-b")
+LBO_ABSOLUTE_READ = "absolute LBO address read"
+ABSOLUTE_FIRST_CHUNKS = 2  # chunks of a K-major row read at the start address in the absolute mode (9.7.16.4.1.1)
 
 
 def _float_classes(fmt: FloatFormat) -> tuple[str, ...]:
@@ -157,6 +163,9 @@ def _universe() -> Iterable[Coverpoint]:
     for op in ("tcgen05.mma", "tcgen05.ld", "tcgen05.st"):
         for edge in TMEM_EDGES if op != "tcgen05.mma" else TMEM_EDGES[:2]:
             yield Coverpoint(f"tmem.{op.split('.')[1]}.{edge}", "TMEM address", op, edge, "PTX ISA 9.7.16.7.1, 9.7.16.8.1")
+    for operand in ("A", "B"):
+        yield Coverpoint(f"mma.desc.{operand}.{LBO_ABSOLUTE_READ}", "tcgen05.mma descriptors", f"{operand} descriptor",
+                         LBO_ABSOLUTE_READ, "PTX ISA 9.7.16.4.1.1, Table 40 bit 52", "lbo-absolute")
     for operand in WGMMA_IMM_SCALES:
         for value in (1, -1):
             yield Coverpoint(f"wgmma.{operand}.{value:+d}", "wgmma.mma_async", operand, f"{value:+d}", "PTX ISA 9.7.15.5.2", family="wgmma")
@@ -275,9 +284,29 @@ def _mma_hits(op: Tcgen05Mma, program: Program, images: Images | None) -> set[st
     width = d.n // s.dp.splits
     found |= {"tmem.mma.first column"} if col0 == 0 else set()
     found |= {"tmem.mma.last column"} if col0 + width == program.tmem_columns else set()
+    found |= _descriptor_hits(op, s)
     if images is not None:
         found |= _mma_value_hits(op, s, images)
     return {f for f in found if f in COVERPOINT_BY_ID}
+
+
+def _descriptor_hits(op: Tcgen05Mma, s: MmaShape) -> set[str]:
+    """A and B descriptors whose absolute leading-dimension address is read: absolute mode,
+    K-major, and rows of more than the chunks read at the start address."""
+    found = set()
+    padded = s.kind in isa.PADDED_NARROW_KINDS
+    for operand, desc, k, k_major, typ in (("A", op.a_desc, s.k_stored, not s.d.transpose_a, s.d.atype),
+                                           ("B", op.b_desc, s.k, not s.d.transpose_b, s.d.btype)):
+        if operand == "A" and op.a_tmem is not None:
+            continue
+        try:
+            d = sdesc_codec.decode(desc)
+        except ValueError:
+            continue
+        chunks = -(-k // storage_for(isa.TYPE_BITS[typ], padded).per_chunk)
+        if d.lbo_absolute and k_major and chunks > ABSOLUTE_FIRST_CHUNKS:
+            found.add(f"mma.desc.{operand}.{LBO_ABSOLUTE_READ}")
+    return found
 
 
 def _mma_value_hits(op: Tcgen05Mma, s: MmaShape, images: Images) -> set[str]:
