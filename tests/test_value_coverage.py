@@ -153,3 +153,16 @@ def test_an_absolute_leading_dimension_address_counts_only_where_it_is_read():
     op = p.ops[0]
     relative = dataclasses.replace(op, b_desc=sdesc.encode(dataclasses.replace(sdesc.decode(op.b_desc), lbo_absolute=False)))
     assert point not in cov.hits(dataclasses.replace(p, ops=(relative,)))
+
+
+def test_run_require_coverage_exits_4_when_a_reachable_coverpoint_is_missed(tmp_path, capsys):
+    from conformance.cli import main
+
+    # Two programs draw no random ones, so no aimed ones either: most coverpoints stay missed.
+    args = ["run", "--backend", "oracle", "--examples", "2", "--report-dir", str(tmp_path)]
+    assert main(args) == 0
+    assert main([*args, "--require-coverage"]) == 4
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["value_coverage"]["missed"] and "value coverpoints hit:" in capsys.readouterr().out
+    assert "## Value coverage" in (tmp_path / "report.md").read_text()
+    assert 'data-map="values"' in (tmp_path / "report.html").read_text()
