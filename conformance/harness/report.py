@@ -470,3 +470,53 @@ def write_reports(directory: str, s: dict, results: dict) -> list[str]:
             f.write(text)
         paths.append(path)
     return paths
+
+
+# --- the probe report (`tcgen05-conformance probe`) -----------------------------------------------------
+
+def probe_section_html(p: dict) -> str:
+    """The probe section: a verdict per assumption, then each refuted program's decoded first
+    mismatches and every program's readings with what each predicted."""
+    rows = [[a, v["verdict"], v["detail"]] for a, v in p["assumptions"].items()]
+    keys = [[None, f"assumptions.{a}.verdict", None] for a in p["assumptions"]]
+    parts = ["<h2>Verdicts per assumption</h2>", _html_table(["assumption", "verdict", "why"], rows, keys)]
+    refuted = [v for v in p["programs"] if v["verdict"] == "refuted"]
+    if refuted:
+        parts.append(f"<h2>Refuted programs (<span data-key=\"counts.refuted\">{len(refuted)}</span>)</h2>")
+    for v in refuted:
+        parts.append(f'<div class="failure" data-case="{html.escape(v["case_id"])}"><h3><code>{html.escape(v["name"])}</code> '
+                     f'refuted <span class="note">{html.escape(v["detail"])}</span></h3>')
+        if v.get("diff") and v["diff"]["first"]:
+            parts.append(_html_table(MISMATCH_HEADERS, [mismatch_row(m) for m in v["diff"]["first"]]))
+        parts.append("</div>")
+    readings = [[v["name"], r["reading"], r["says"], r["predicted"], "yes" if r["reading"] in v["matched"] else ""]
+                for v in p["programs"] for r in v["readings"]]
+    parts += ["<h2>Readings and their predictions</h2>",
+              '<p class="note">Each probe program\'s readings: the adopted one (the oracle\'s) and the alternatives; '
+              "\"seen\" marks the alternatives whose prediction matches what the backend observed.</p>",
+              _html_table(["program", "reading", "says", "predicts", "seen"], readings)]
+    if p.get("not_programs"):
+        parts.append("<p class='note'>Not expressible as a program: "
+                     + "; ".join(f"{html.escape(n)} ({html.escape(why)})" for n, why in p["not_programs"].items()) + "</p>")
+    return "".join(parts)
+
+
+def probe_page(p: dict) -> str:
+    """probe.html: the facts of the probe run, a banner, and `probe_section_html`."""
+    counts = p["counts"]
+    kind = "fail" if counts["refuted"] else "pass"
+    banner = (f'<div class="banner {kind}">{counts["refuted"]} refuted, {counts["confirmed"]} confirmed, '
+              f'{counts["not runnable here"]} not runnable here</div>')
+    source = p.get("source") or {}
+    facts = [("command", "command", p.get("command", "")), ("machine", "machine", p.get("machine", "")),
+             ("backend", "backend", p["backend"]), ("unavailable", "backend unavailable", p.get("unavailable") or "no"),
+             ("source", "source revision", source.get("commit", "unknown")[:12]), ("finished_utc", "finished (UTC)", p["finished_utc"])]
+    dl = "".join(f'<dt>{html.escape(label)}</dt><dd data-key="{key}">{html.escape(str(value))}</dd>' for key, label, value in facts)
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>tcgen05-conformance probe</title><style>{_CSS}</style></head><body>
+<h1>tcgen05-conformance probe</h1>
+{banner}
+<dl class="facts">{dl}</dl>
+{probe_section_html(p)}
+</body></html>
+"""
