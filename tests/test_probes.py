@@ -38,7 +38,7 @@ def table() -> dict[str, str]:
     for line in ASSUMPTIONS.read_text(encoding="utf-8").splitlines():
         if line.startswith("| A-"):
             cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
-            assert len(cells) == 5, line
+            assert len(cells) == 6, line
             rows[cells[0]] = cells[4]
     return rows
 

@@ -1,0 +1,143 @@
+"""`tcgen05-conformance probe` (conformance/tools/probe.py) and the readings table beside the probes
+(probes/readings.py): every ledger probe has its readings, each alternative's predicted state
+differs from the adopted one, the oracle confirms every assumption, a backend implementing an
+alternative reading refutes its assumption and is named, and GPU backends without their GPU are
+not runnable here, with the reason."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from conformance.cli import main
+from conformance.cli.common import EXIT_FAILED, EXIT_NOTHING_RAN, EXIT_OK
+from conformance.harness.diff import diff_states
+from conformance.harness.judge import profile_for
+from conformance.tools import probe
+from oracles.execute import run
+from oracles.numerics import probes as numeric_probes
+from probes.readings import READINGS, STATE, initial_state
+from tests.test_probes import ASSUMPTIONS, LINK, table
+
+
+def probe_json(tmp_path, backend: str, *extra: str) -> tuple[int, dict]:
+    status = main(["probe", "--backend", backend, "--report-dir", str(tmp_path), *extra])
+    return status, json.loads((tmp_path / "probe.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def oracle_report(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("oracle")
+    return (*probe_json(folder, "oracle"), folder)
+
+
+def test_every_ledger_row_with_probe_files_has_readings_and_vice_versa():
+    with_files = {assumption for assumption, cell in table().items() if LINK.findall(cell)}
+    assert with_files == set(READINGS)
+
+
+def test_every_computed_alternative_differs_from_the_adopted_prediction():
+    for pp in probe.ledger_programs():
+        adopted, predictions = probe.predictions(pp, profile_for(pp.program))
+        base = adopted if adopted is not None else initial_state(pp.program)
+        assert len(predictions) == 1 + len(pp.readings.alternatives)
+        for p in predictions[1:]:
+            if p.reading.outcome == STATE and p.state is not None:
+                assert diff_states(pp.program, base, p.state).mismatched, (pp.name, p.reading.name)
+
+
+def test_numeric_probe_programs_compute_the_recorded_hypothesis_in_d_lane_0():
+    programs, not_programs = probe.numeric_programs()
+    vectors = {v.name: v for v in numeric_probes.PROBES}
+    assert len(programs) + len(not_programs) == len(vectors) and not_programs
+    for pp in programs:
+        vector = vectors[pp.name.split(".", 1)[1]]
+        word = int(run(pp.program, profile_for(pp.program)).tmem[0, 0, 0])
+        expected = numeric_probes.predictions(vector)[probe.NUMERIC_ADOPTED]
+        assert word == expected, pp.name
+        others = run(pp.program, profile_for(pp.program)).tmem[0, :, :16].copy()
+        others[0, 0] = 0
+        assert not others.any(), pp.name  # only D[0][0] holds a product
+
+
+def test_the_oracle_confirms_every_assumption(oracle_report):
+    status, report, folder = oracle_report
+    assert status == EXIT_OK
+    assert {a["verdict"] for a in report["assumptions"].values()} == {probe.CONFIRMED}
+    assert set(report["assumptions"]) == set(READINGS) | {probe.NUMERIC_ASSUMPTION}
+    assert report["counts"] == {probe.REFUTED: 0, probe.CONFIRMED: len(report["assumptions"]), probe.NOT_RUNNABLE: 0}
+    html = (folder / "probe.html").read_text()
+    assert all(f'data-key="assumptions.{a}.verdict">confirmed<' in html for a in report["assumptions"])
+
+
+def test_a_backend_with_the_zcmask_field_reading_refutes_it_and_is_named(tmp_path):
+    status, report = probe_json(tmp_path, "tests.alternative_backends:ZcmaskFieldReading")
+    assert status == EXIT_FAILED
+    refuted = {a: v for a, v in report["assumptions"].items() if v["verdict"] == probe.REFUTED}
+    assert list(refuted) == ["A-ZCMASK-SPANS"]
+    assert "predicted by 'field descriptions'" in refuted["A-ZCMASK-SPANS"]["detail"]
+    (program,) = [p for p in report["programs"] if p["assumption"] == "A-ZCMASK-SPANS"]
+    first = program["diff"]["first"][0]  # column 1 of lane 0: 16 under the examples, 0 under the fields
+    assert (first["row"], first["column"], first["expected"], first["actual"]) == (0, 1, "16", "0")
+    assert program["matched"] == ["field descriptions"]
+    assert "field descriptions" in (tmp_path / "probe.html").read_text()
+
+
+def test_a_positive_zero_start_refutes_the_no_accumulator_reading(tmp_path):
+    status, report = probe_json(tmp_path, "tests.alternative_backends:PositiveZeroStart")
+    assert status == EXIT_FAILED
+    assert report["assumptions"]["A-NO-ACCUMULATOR"]["verdict"] == probe.REFUTED
+    assert "'+0 start'" in report["assumptions"]["A-NO-ACCUMULATOR"]["detail"]
+    assert report["assumptions"]["A-ZCMASK-SPANS"]["verdict"] == probe.CONFIRMED
+
+
+def test_a_device_faulting_on_illegal_forms_refutes_the_readings_that_run_them(tmp_path):
+    status, report = probe_json(tmp_path, "tests.alternative_backends:FaultOnIllegal")
+    assert status == EXIT_FAILED
+    verdicts = report["assumptions"]
+    for assumption in ("A-MAXSHIFT", "A-SDESC-FIXED53", "A-MIXED-F16"):
+        assert verdicts[assumption]["verdict"] == probe.REFUTED, assumption
+        assert "predicted by 'refused'" in verdicts[assumption]["detail"]
+    assert verdicts["A-K96-SCALEVEC"]["verdict"] == probe.CONFIRMED  # undefined: a fault is consistent with it
+    assert verdicts["A-ZCMASK-SPANS"]["verdict"] == probe.CONFIRMED
+
+
+def test_write_ledger_changes_only_the_verdict_cells_of_assumptions_that_ran(tmp_path):
+    ledger = tmp_path / "assumptions.md"
+    assert main(["probe", "--backend", "tests.alternative_backends:ZcmaskFieldReading", "--report-dir", str(tmp_path),
+                 "--write-ledger", str(ledger)]) == EXIT_FAILED
+    before = ASSUMPTIONS.read_text(encoding="utf-8").splitlines()
+    after = ledger.read_text(encoding="utf-8").splitlines()
+    assert len(before) == len(after)
+    changed = {b.split(" | ")[0][2:]: (b, a) for b, a in zip(before, after) if a != b}
+    assert set(changed) == set(READINGS) | {probe.NUMERIC_ASSUMPTION}
+    for b, a in changed.values():
+        assert probe.ledger_cells(a)[:5] == probe.ledger_cells(b)[:5]
+    cell = probe.ledger_cells(changed["A-ZCMASK-SPANS"][1])[5]
+    assert cell.startswith("refuted by `probe --backend tests.alternative_backends:ZcmaskFieldReading`")
+    assert "'field descriptions'" in cell
+    assert probe.ledger_cells(changed["A-MIXED-F16"][1])[5].startswith("confirmed by")
+
+
+@pytest.mark.parametrize("backend", ["blackwell", "hopper"])
+def test_gpu_backends_without_their_gpu_are_not_runnable_here_with_the_reason(tmp_path, backend, capsys):
+    from conformance.harness.backends.registry import backend_from_spec
+
+    reason = backend_from_spec(backend).unavailable_reason()
+    if reason is None:
+        pytest.skip(f"the {backend} backend can run here")
+    status, report = probe_json(tmp_path, backend)
+    assert status == EXIT_NOTHING_RAN
+    assert report["unavailable"] == reason
+    assert all(v["verdict"] == probe.NOT_RUNNABLE and reason in v["detail"] for v in report["assumptions"].values())
+    assert "not runnable here" in capsys.readouterr().out
+
+
+def test_the_json_option_prints_the_report(tmp_path, capsys):
+    assert main(["probe", "--backend", "oracle", "--report-dir", str(tmp_path), "--json"]) == EXIT_OK
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["assumptions"] == json.loads((tmp_path / "probe.json").read_text())["assumptions"]
+    assert printed["command"].startswith("tcgen05-conformance probe --backend oracle")
+    assert np.all([p["readings"][0]["reading"] == "adopted" for p in printed["programs"]])
