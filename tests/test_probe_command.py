@@ -141,3 +141,31 @@ def test_the_json_option_prints_the_report(tmp_path, capsys):
     assert printed["assumptions"] == json.loads((tmp_path / "probe.json").read_text())["assumptions"]
     assert printed["command"].startswith("tcgen05-conformance probe --backend oracle")
     assert np.all([p["readings"][0]["reading"] == "adopted" for p in printed["programs"]])
+
+
+class StandInHopperRunner:
+    """The Hopper batch runner without a GPU: each program's kernel form and inputs are built as on
+    the GPU (`device.hopper_batch`), and D is the oracle's under sm_90a."""
+
+    def run(self, programs, finished) -> None:
+        from device.hopper_batch import pack
+        from device.ptx.kernels import hopper_form, hopper_kernel
+
+        for i, p in enumerate(programs):
+            hopper_kernel(hopper_form(p))
+            pack([p])
+            finished(i, run(p, "sm_90a").hopper_d)
+
+
+def test_hopper_probes_the_wgmma_assumptions_and_says_why_not_the_others(tmp_path, monkeypatch):
+    from conformance.harness.backends.hopper import NOT_HOPPER, HopperBackend
+
+    monkeypatch.setattr(HopperBackend, "unavailable_reason", lambda self: None)
+    monkeypatch.setattr(HopperBackend, "runner", lambda self: StandInHopperRunner())
+    status, report = probe_json(tmp_path, "hopper")
+    assert status == EXIT_OK
+    sm90 = {pp.assumption for pp in probe.ledger_programs() if pp.program.target == "sm_90a"}
+    assert sm90 == {"A-WGMMA-DESC", "A-SDESC-BASE-OFFSET", "A-WGMMA-SP-KMAJOR-ATOM"}
+    confirmed = {a for a, v in report["assumptions"].items() if v["verdict"] == probe.CONFIRMED}
+    assert confirmed == sm90
+    assert all(NOT_HOPPER in v["detail"] for a, v in report["assumptions"].items() if a not in sm90)
