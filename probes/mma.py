@@ -632,6 +632,36 @@ def wgmma_sparse_kmajor_atom() -> Probe:
     )
 
 
+WGMMA_SP_SELECTOR = 1  # the sparsity selector of the A-WGMMA-SP-METADATA probe
+META_CHUNKS_01, META_CHUNKS_23 = 0x44444444, 0xEEEEEEEE  # every nibble 0b0100 (elements 0, 1) or 0b1110 (2, 3)
+
+
+def wgmma_sparse_metadata() -> Probe:
+    """Sparse wgmma m64n16k32 f32.f16.f16, A and B K-major without swizzle, selector 1: the thread
+    pair the selector names (lanes 2-3 of each quad under the adopted reading) holds metadata
+    selecting elements 0 and 1 of every group of four, the other pair elements 2 and 3."""
+    images = Images()
+    a_desc, b_desc = kmajor(0, 64), kmajor(B_START, 16)
+    images.smem_operand(0, a_desc, True, codes("f16", quarters(64, 16, 7, 3)), "f16")
+    images.smem_operand(0, b_desc, True, codes("f16", quarters(16, 32, 5, 11)), "f16")
+    op = WgmmaMma(n=16, k=32, dtype="f32", atype="f16", btype="f16", sparse=True, imm_trans_a=0, imm_trans_b=0,
+                  sparse_selector=WGMMA_SP_SELECTOR, a_desc=sdesc_codec.encode(a_desc, "sm90"),
+                  b_desc=sdesc_codec.encode(b_desc, "sm90"))
+    pair = np.arange(128) % 4 // 2
+    e = np.where(pair == WGMMA_SP_SELECTOR, META_CHUNKS_01, META_CHUNKS_23).astype(np.uint32)
+    program = dataclasses.replace(images.program("sm_90a", (op,), tmem=False),
+                                  matrices=(MatrixImage("e", 128, 1, e.astype("<u4").tobytes()),))
+    return Probe(
+        "A-WGMMA-SP-METADATA", program,
+        "Which threads hold the sparsity metadata that sparse wgmma's selector picks?",
+        "CUTLASS's ELayout: for 16-bit inputs selector 1 reads lanes 2-3 of each quad, which hold metadata 0b0100 "
+        "(elements 0 and 1 of every group); lanes 0-1 hold 0b1110 (elements 2 and 3): D = A times B's K columns 4j, "
+        "4j + 1.",
+        "selector 1 reading lanes 0-1: D = A times B's K columns 4j + 2, 4j + 3; a mix of the two pairs gives other "
+        "sums.",
+    )
+
+
 def mma_probes() -> list[Probe]:
     """The probes of this module, in the order of docs/assumptions.md."""
     return [
@@ -639,5 +669,5 @@ def mma_probes() -> list[Probe]:
         sdesc_fixed53(), *wgmma_desc(), tmem_own_lane(), layout_e_2x2(), cta_pair_split(), sdesc_base_offset(),
         lbo_absolute_split(), sw128_32b(), f4f6_smem_padded(), f4f6_tmem_container(), d16_high_half(), ashift_row0(),
         dol_cta2(), spmeta_half(), spsel_columns(), sf_k96_layout(), no_accumulator(), scale_input_d(), ws_max_shift(),
-        wgmma_sparse_kmajor_atom(), k96_shapes(), sparse_cta2_m128(), blockscaled_idesc_bits(),
+        wgmma_sparse_kmajor_atom(), wgmma_sparse_metadata(), k96_shapes(), sparse_cta2_m128(), blockscaled_idesc_bits(),
     ]

@@ -318,6 +318,11 @@ def _wgmma_codes(p: Program) -> Program:
     return _ops(p, change)
 
 
+def _wgmma_selector_swapped(p: Program) -> Program:
+    return _ops(p, lambda i, op: dataclasses.replace(op, sparse_selector=1 - op.sparse_selector)
+                if isinstance(op, WgmmaMma) else op)
+
+
 def _base_offset_ignored(p: Program) -> Program:
     def change(i: int, op):
         if not isinstance(op, WgmmaMma):
@@ -475,6 +480,10 @@ READINGS: dict[str, Readings] = {
     "A-WGMMA-SP-KMAJOR-ATOM": Readings(
         "The next swizzle atom along K is LBO bytes on.",
         (Reading("contiguous chunks", "K 16-31 read as the next row's K 0-15 (the ISA formula)", OTHER),)),
+    "A-WGMMA-SP-METADATA": Readings(
+        "CUTLASS's ELayout: the selector picks a pair of threads (16-bit inputs: lanes 0-1 or 2-3 of each quad).",
+        (Reading("pairs swapped", "selector s reads the pair the adopted reading gives selector 1 - s",
+                 rewrite=_wgmma_selector_swapped),)),
     "A-SHIFT-ROW0": Readings(
         "After tcgen05.shift lane 0 keeps its old contents.",
         (Reading("zero row in", "lane 0 = 0", image=_tmem_cells(0, np.arange(8), 0)),

@@ -165,7 +165,7 @@ def test_hopper_probes_the_wgmma_assumptions_and_says_why_not_the_others(tmp_pat
     status, report = probe_json(tmp_path, "hopper")
     assert status == EXIT_OK
     sm90 = {pp.assumption for pp in probe.ledger_programs() if pp.program.target == "sm_90a"}
-    assert sm90 == {"A-WGMMA-DESC", "A-SDESC-BASE-OFFSET", "A-WGMMA-SP-KMAJOR-ATOM"}
+    assert sm90 == {"A-WGMMA-DESC", "A-SDESC-BASE-OFFSET", "A-WGMMA-SP-KMAJOR-ATOM", "A-WGMMA-SP-METADATA"}
     confirmed = {a for a, v in report["assumptions"].items() if v["verdict"] == probe.CONFIRMED}
     assert confirmed == sm90
     assert all(NOT_HOPPER in v["detail"] for a, v in report["assumptions"].items() if a not in sm90)
