@@ -17,7 +17,7 @@ from conformance.core.encoding import idesc as idesc_codec
 from conformance.core.encoding import sdesc as sdesc_codec
 from conformance.core.encoding import taddr as taddr_codec
 from conformance.core.encoding import zcmask as zcmask_codec
-from conformance.core.instructions import Tcgen05Mma, WgmmaMma
+from conformance.core.instructions import MmaSp, Tcgen05Mma, WgmmaMma
 from conformance.core.isa import mma as isa
 from conformance.core.layouts.tmem import a_element_offsets, scale_factor_groups
 from conformance.core.program import MatrixImage, Program
@@ -662,6 +662,26 @@ def wgmma_sparse_metadata() -> Probe:
     )
 
 
+def mma_sp_metadata() -> Probe:
+    """Warp-level mma.sp m16n8k32 f32.f16.f16.f32 (every operand in registers), selector 1: the lane
+    pair it names (lanes 2-3 of each quad under the adopted reading) holds metadata selecting
+    elements 0 and 1 of every group of four, the other pair elements 2 and 3."""
+    pair = np.arange(32) % 4 // 2
+    e = np.where(pair == WGMMA_SP_SELECTOR, META_CHUNKS_01, META_CHUNKS_23).astype(np.uint32)
+    matrices = tuple(MatrixImage(name, *values.shape, values.astype("<u4").tobytes()) for name, values in (
+        ("a", codes("f16", quarters(16, 16, 7, 3))), ("b", codes("f16", quarters(8, 32, 5, 11))),
+        ("c", codes("f32", np.zeros((16, 8)))), ("e", e[:, None])))
+    op = MmaSp(k=32, dtype="f32", atype="f16", btype="f16", ctype="f32", sparse_selector=WGMMA_SP_SELECTOR)
+    return Probe(
+        "A-MMA-SP-METADATA", Program(target="sm_90a", ops=(op,), matrices=matrices),
+        "Which lanes hold the sparsity metadata that warp-level mma.sp's selector picks?",
+        "as the sparse wgmma ELayouts restricted to one warp: for 16-bit inputs at K = 32, selector 1 reads lanes 2-3 of "
+        "each quad, which hold metadata 0b0100 (elements 0 and 1 of every group); lanes 0-1 hold 0b1110: D = A times B's "
+        "K columns 4j, 4j + 1.",
+        "selector 1 reading lanes 0-1: D = A times B's K columns 4j + 2, 4j + 3; another lane map gives other sums.",
+    )
+
+
 def mma_probes() -> list[Probe]:
     """The probes of this module, in the order of docs/assumptions.md."""
     return [
@@ -669,5 +689,5 @@ def mma_probes() -> list[Probe]:
         sdesc_fixed53(), *wgmma_desc(), tmem_own_lane(), layout_e_2x2(), cta_pair_split(), sdesc_base_offset(),
         lbo_absolute_split(), sw128_32b(), f4f6_smem_padded(), f4f6_tmem_container(), d16_high_half(), ashift_row0(),
         dol_cta2(), spmeta_half(), spsel_columns(), sf_k96_layout(), no_accumulator(), scale_input_d(), ws_max_shift(),
-        wgmma_sparse_kmajor_atom(), wgmma_sparse_metadata(), k96_shapes(), sparse_cta2_m128(), blockscaled_idesc_bits(),
+        wgmma_sparse_kmajor_atom(), wgmma_sparse_metadata(), mma_sp_metadata(), k96_shapes(), sparse_cta2_m128(), blockscaled_idesc_bits(),
     ]

@@ -30,7 +30,7 @@ from conformance.core.encoding import idesc as idesc_codec
 from conformance.core.encoding import sdesc as sdesc_codec
 from conformance.core.encoding import taddr as taddr_codec
 from conformance.core.encoding import zcmask as zcmask_codec
-from conformance.core.instructions import Tcgen05Cp, Tcgen05Mma, WgmmaMma
+from conformance.core.instructions import MmaSp, Tcgen05Cp, Tcgen05Mma, WgmmaMma
 from conformance.core.layouts.mma_shape import shape_of
 from conformance.core.layouts.tmem import d_positions
 from conformance.core.program import Program
@@ -318,9 +318,10 @@ def _wgmma_codes(p: Program) -> Program:
     return _ops(p, change)
 
 
-def _wgmma_selector_swapped(p: Program) -> Program:
-    return _ops(p, lambda i, op: dataclasses.replace(op, sparse_selector=1 - op.sparse_selector)
-                if isinstance(op, WgmmaMma) else op)
+def _selector_swapped(kind: type) -> Rewrite:
+    """Selector s of every `kind` instruction (wgmma or mma.sp) read as 1 - s: the other thread pair."""
+    return lambda p: _ops(p, lambda i, op: dataclasses.replace(op, sparse_selector=1 - op.sparse_selector)
+                          if isinstance(op, kind) else op)
 
 
 def _base_offset_ignored(p: Program) -> Program:
@@ -483,7 +484,11 @@ READINGS: dict[str, Readings] = {
     "A-WGMMA-SP-METADATA": Readings(
         "CUTLASS's ELayout: the selector picks a pair of threads (16-bit inputs: lanes 0-1 or 2-3 of each quad).",
         (Reading("pairs swapped", "selector s reads the pair the adopted reading gives selector 1 - s",
-                 rewrite=_wgmma_selector_swapped),)),
+                 rewrite=_selector_swapped(WgmmaMma)),)),
+    "A-MMA-SP-METADATA": Readings(
+        "The sparse wgmma ELayouts restricted to one warp: for 16-bit inputs at K = 32 the selector picks lanes 0-1 or 2-3.",
+        (Reading("pairs swapped", "selector s reads the pair the adopted reading gives selector 1 - s",
+                 rewrite=_selector_swapped(MmaSp)),)),
     "A-SHIFT-ROW0": Readings(
         "After tcgen05.shift lane 0 keeps its old contents.",
         (Reading("zero row in", "lane 0 = 0", image=_tmem_cells(0, np.arange(8), 0)),

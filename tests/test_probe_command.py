@@ -145,7 +145,7 @@ def test_the_json_option_prints_the_report(tmp_path, capsys):
 
 class StandInHopperRunner:
     """The Hopper batch runner without a GPU: each program's kernel form and inputs are built as on
-    the GPU (`device.hopper_batch`), and D is the oracle's under sm_90a."""
+    the GPU (`device.hopper_batch`), and D is the oracle's under the profile that judges it."""
 
     def run(self, programs, finished) -> None:
         from device.hopper_batch import pack
@@ -154,7 +154,7 @@ class StandInHopperRunner:
         for i, p in enumerate(programs):
             hopper_kernel(hopper_form(p))
             pack([p])
-            finished(i, run(p, "sm_90a").hopper_d)
+            finished(i, run(p, profile_for(p)).hopper_d)
 
 
 def test_hopper_probes_the_wgmma_assumptions_and_says_why_not_the_others(tmp_path, monkeypatch):
@@ -165,7 +165,8 @@ def test_hopper_probes_the_wgmma_assumptions_and_says_why_not_the_others(tmp_pat
     status, report = probe_json(tmp_path, "hopper")
     assert status == EXIT_OK
     sm90 = {pp.assumption for pp in probe.ledger_programs() if pp.program.target == "sm_90a"}
-    assert sm90 == {"A-WGMMA-DESC", "A-SDESC-BASE-OFFSET", "A-WGMMA-SP-KMAJOR-ATOM", "A-WGMMA-SP-METADATA"}
+    assert sm90 == {"A-WGMMA-DESC", "A-SDESC-BASE-OFFSET", "A-WGMMA-SP-KMAJOR-ATOM", "A-WGMMA-SP-METADATA",
+                    "A-MMA-SP-METADATA"}
     confirmed = {a for a, v in report["assumptions"].items() if v["verdict"] == probe.CONFIRMED}
     assert confirmed == sm90
     assert all(NOT_HOPPER in v["detail"] for a, v in report["assumptions"].items() if a not in sm90)

@@ -242,6 +242,14 @@ def wgmma_sparse_metadata(result: MachineState, p) -> None:
     expect(result.hopper_d.view(np.float32), a @ b[:, columns].T)
 
 
+def mma_sp_metadata(result: MachineState, p) -> None:
+    """mma.sp: the pair selector 1 reads (lanes 2-3) selects elements 0 and 1 of each group of four."""
+    a = ((np.arange(16)[:, None] * 7 + np.arange(16)[None, :] * 3) % 17 - 8) / 4
+    b = ((np.arange(8)[:, None] * 5 + np.arange(32)[None, :] * 11) % 17 - 8) / 4
+    columns = (4 * np.arange(8)[:, None] + np.arange(2)).reshape(16)
+    expect(result.hopper_d.view(np.float32), a @ b[:, columns].T)
+
+
 PREDICTIONS = {
     "A-ZCMASK-SPANS": d_equals(64, np.where(np.arange(64) % 4 == 3, 0.0, 16.0)),
     "A-MIXED-F16": d_equals(16, 36.0),
@@ -280,4 +288,5 @@ PREDICTIONS = {
     "A-CP-PAIR-SOURCE": cp_pair_source,
     "A-WGMMA-SP-KMAJOR-ATOM": wgmma_sparse_kmajor_atom,
     "A-WGMMA-SP-METADATA": wgmma_sparse_metadata,
+    "A-MMA-SP-METADATA": mma_sp_metadata,
 }
