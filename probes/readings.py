@@ -40,7 +40,8 @@ from probes.mma import E2M1_POSITIVE, E2M1_VALUES, META_2_4, chunk_value
 STATE, UNDEFINED, FAULT, REFUSED, OTHER = "state", "undefined", "fault", "refused by ptxas", "any other state"
 
 Rewrite = Callable[[Program], Program]
-Image = Callable[[Program, MachineState], MachineState]
+Image = Callable[[Program, MachineState | None], MachineState]  # (program, adopted state or None) -> predicted state
+ADOPTED = "adopted"
 
 
 @dataclass(frozen=True)
@@ -56,11 +57,9 @@ class Reading:
 
     def __post_init__(self) -> None:
         given = (self.rewrite is not None) + (self.image is not None)
-        if given != (self.outcome == STATE and self.name != ADOPTED):
+        computed = self.outcome == STATE and self.name != ADOPTED  # the adopted state is the oracle's, not computed here
+        if given != int(computed):
             raise ValueError(f"reading {self.name}: a predicted state needs one rewrite or image, other outcomes none")
-
-
-ADOPTED = "adopted"
 
 
 @dataclass(frozen=True)
@@ -153,10 +152,10 @@ def set_d(value: Callable[[np.ndarray, np.ndarray, int], np.ndarray] | float, ba
     return image
 
 
-def _edit(change: Callable[[MachineState], None], base_adopted: bool = True) -> Image:
-    """An image: the adopted (or initial) state changed in place by `change`."""
+def _edit(change: Callable[[MachineState], None]) -> Image:
+    """An image: the adopted (or, where the oracle refuses the program, the initial) state changed in place by `change`."""
     def image(p: Program, adopted: MachineState | None) -> MachineState:
-        s = _copy(adopted if base_adopted and adopted is not None else initial_state(p))
+        s = _copy(adopted if adopted is not None else initial_state(p))
         change(s)
         return s
     return image
