@@ -83,6 +83,12 @@ class Gpu:
 
         return ObjectCode.from_cubin(cubin(ptx, arch))
 
+    def load_cubin(self, data: bytes):
+        """A cubin built elsewhere (e.g. by NVRTC, `device.check_kernels`), loaded."""
+        from cuda.core import ObjectCode
+
+        return ObjectCode.from_cubin(data)
+
     def to_device(self, array: np.ndarray) -> DeviceArray:
         from cuda.bindings import driver
 

@@ -9,7 +9,7 @@ import os
 import sys
 
 from conformance.cli.common import (
-    EXIT_FAILED, EXIT_OK, EXIT_STATUSES, GPU_EXIT_STATUSES, JOBS_LIMIT, UsageError, command_line, count, hopper_gpu_or_skip, machine,
+    EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_STATUSES, GPU_EXIT_STATUSES, JOBS_LIMIT, UsageError, command_line, count, hopper_gpu_or_skip, machine,
     output_file, print_json, seed, write_json,
 )
 from oracles.numerics import PROFILES as NUMERIC_PROFILES
@@ -53,6 +53,16 @@ def add_measure(sub) -> None:
                      help="write kept vectors with their silicon and model results here (.npz), for numerics fit")
     mea.add_argument("--tiny", type=count(0, 10**7, "count"), default=0, metavar="N",
                      help="also keep up to N vectors per combination whose silicon result is subnormal (default 0)")
+    mea.add_argument("--checker", choices=("host", "gpu"), default="host",
+                     help="host: draw on the host, run the Python model in worker processes (default); gpu: draw "
+                          "on the GPU and check every result there with the integer checker generated from the "
+                          "profile, cross-checked with the Python model on a sample (docs/numerics.md)")
+    mea.add_argument("--cross-check", type=count(1, COUNT_LIMIT, "count"), default=10**6, metavar="N",
+                     help="--checker gpu: inner products per combination (whole tiles, at most --count) whose "
+                          "checker values are compared with the Python model; any difference stops the run "
+                          "(default 1e6)")
+    mea.add_argument("--markdown", type=output_file, metavar="FILE",
+                     help="--checker gpu: also write the per-combination table here (Markdown)")
     mea.set_defaults(func=cmd_measure)
 
 
@@ -65,8 +75,14 @@ def cmd_measure(args: argparse.Namespace) -> int:
                              f"{COMBINATIONS[-1].id})")
     if args.samples and not args.samples.endswith(".npz"):
         raise UsageError(f"--samples {args.samples}: the samples file is written as .npz; name it so")
+    if args.checker == "gpu" and (args.samples or args.tiny):
+        raise UsageError("--samples and --tiny keep host-drawn vectors: use them with --checker host")
+    if args.checker == "host" and args.markdown:
+        raise UsageError("--markdown writes the table of --checker gpu")
     gpu = hopper_gpu_or_skip("numerics measure")
     chosen = select(args.only)
+    if args.checker == "gpu":
+        return _measure_on_gpu(args, gpu, chosen)
     report, samples = measure(gpu, chosen, args.count, args.seed, args.profile, args.jobs, tiny=args.tiny)
     report["command"] = command_line(args)
     report["machine"] = machine()
@@ -78,6 +94,27 @@ def cmd_measure(args: argparse.Namespace) -> int:
     print(f"{len(chosen)} combinations, {report['mismatches']} mismatches, {report['seconds']} s; report: {args.json}",
           file=sys.stderr)
     return EXIT_OK if report["mismatches"] == 0 else EXIT_FAILED
+
+
+def _measure_on_gpu(args: argparse.Namespace, gpu, chosen) -> int:
+    from conformance.tools.numerics_gpucheck import check, markdown
+    from oracles.numerics.checker import CrossCheckError
+
+    try:
+        report = check(gpu, chosen, args.count, args.seed, args.profile, args.jobs, args.cross_check)
+    except CrossCheckError as e:
+        print(f"numerics measure: the GPU checker disagrees with the Python model, results not trusted: {e}",
+              file=sys.stderr)
+        return EXIT_INTERNAL
+    report["command"] = command_line(args)
+    report["machine"] = machine()
+    write_json(args.json, report)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(markdown(report))
+    print(f"{len(chosen)} combinations, {sum(e['checked'] for e in report['combinations'])} inner products checked, "
+          f"{report['mismatches']} mismatches, {report['seconds']} s; report: {args.json}", file=sys.stderr)
+    return EXIT_OK if report["mismatches"] == 0 and report["unchecked"] == 0 else EXIT_FAILED
 
 
 def add_fit(sub) -> None:

@@ -1,0 +1,123 @@
+"""CUDA kernels of the GPU numerics checker (`numerics measure --checker gpu`), compiled by NVRTC
+to a cubin (CPU only, so a machine without a GPU can build and test them).
+
+`pack_operands` draws operand codes on the device (the operand stream, `ns_code`) straight into
+the register words or shared-memory images the tensor-core kernels of
+`device.inner_product_kernels` read: a table says, for each byte of a tile's words, which
+element's byte goes there. `check_tiles` redraws each tile's A, B and C into shared memory, runs
+the integer checker (`ck_dot`) on every element of D, compares it with the tensor core's result
+bit for bit, counts checked elements and mismatches (atomics), records the first mismatches
+(tile, element, silicon, checker) and keeps checker and silicon values of the sample tiles.
+The operand stream and the checker are C headers of other floors (`generators/numeric_stream.h`,
+`oracles/numerics/checker.h`): the caller passes their text to `source`."""
+
+from __future__ import annotations
+
+RECORD_WORDS = 5  # a mismatch record: tile low word, tile high word, element m * N + n, silicon, checker
+
+KERNELS = r"""
+extern "C" __global__ void pack_operands(const ns_u64* stream, ns_u64 tile0, unsigned tiles, const int* table,
+                                         unsigned words_per_tile, unsigned* out) {
+  ns_params p = ns_from_array(stream);
+  ns_u64 total = (ns_u64)tiles * words_per_tile;
+  for (ns_u64 i = blockIdx.x * (ns_u64)blockDim.x + threadIdx.x; i < total; i += (ns_u64)gridDim.x * blockDim.x) {
+    ns_u64 t = i / words_per_tile;
+    unsigned w = (unsigned)(i % words_per_tile), word = 0, code = 0;
+    int last = -1;
+    for (int byte = 0; byte < 4; byte++) {
+      int e = table[w * 4 + byte];  // op << 24 | row << 16 | col << 8 | byte of the element, or -1
+      if (e < 0) continue;
+      if ((e >> 8) != last) {
+        code = ns_code(&p, (e >> 24) & 3, tile0 + t, (e >> 16) & 0xFF, (e >> 8) & 0xFF);
+        last = e >> 8;
+      }
+      word |= ((code >> (8 * (e & 3))) & 0xFFu) << (8 * byte);
+    }
+    out[i] = word;
+  }
+}
+
+extern "C" __global__ void check_tiles(const long long* checker, const ns_u64* stream, ns_u64 tile0, unsigned tiles,
+                                       unsigned rows, unsigned cols, const unsigned* d, unsigned d_tile_words,
+                                       const unsigned* d_offset, unsigned acc_bytes, unsigned sample_tiles,
+                                       unsigned* sample_checker, unsigned* sample_silicon, ns_u64* counters,
+                                       unsigned* records, unsigned max_records) {
+  extern __shared__ unsigned tile_codes[];
+  ck_params P = ck_from_array(checker);
+  ns_params G = ns_from_array(stream);
+  const unsigned K = P.k;
+  unsigned* A = tile_codes;
+  unsigned* B = A + rows * K;
+  unsigned* C = B + cols * K;
+  ns_u64 checked = 0;
+  for (unsigned t = blockIdx.x; t < tiles; t += gridDim.x) {
+    ns_u64 g = tile0 + t;
+    for (unsigned i = threadIdx.x; i < rows * K; i += blockDim.x) A[i] = ns_code(&G, NS_OP_A, g, i / K, i % K);
+    for (unsigned i = threadIdx.x; i < cols * K; i += blockDim.x) B[i] = ns_code(&G, NS_OP_B, g, i / K, i % K);
+    for (unsigned i = threadIdx.x; i < rows * cols; i += blockDim.x) C[i] = ns_code(&G, NS_OP_C, g, i / cols, i % cols);
+    __syncthreads();
+    for (unsigned e = threadIdx.x; e < rows * cols; e += blockDim.x) {
+      unsigned m = e / cols, n = e % cols;
+      unsigned want = ck_dot(&P, A + m * K, B + n * K, C[e]);
+      unsigned off = d_offset[e];
+      unsigned word = d[(ns_u64)t * d_tile_words + off / 4];
+      unsigned got = acc_bytes == 4 ? word : (word >> (8 * (off % 4))) & 0xFFFFu;
+      if (got != want) {
+        ns_u64 slot = atomicAdd(&counters[1], 1ull);
+        if (slot < max_records) {
+          unsigned* r = records + slot * 5;
+          r[0] = (unsigned)g; r[1] = (unsigned)(g >> 32); r[2] = e; r[3] = got; r[4] = want;
+        }
+      }
+      if (g < sample_tiles) {
+        sample_checker[g * rows * cols + e] = want;
+        sample_silicon[g * rows * cols + e] = got;
+      }
+      checked++;
+    }
+    __syncthreads();
+  }
+  atomicAdd(&counters[0], checked);
+}
+"""
+
+
+def source(stream_header: str, checker_header: str) -> str:
+    """The whole CUDA translation unit: both headers (as device and host code), then the kernels."""
+    return ("#define NS_HD __host__ __device__\n#define CK_HD __host__ __device__\n"
+            f"{stream_header}\n{checker_header}\n{KERNELS}")
+
+
+class NvrtcError(RuntimeError):
+    """NVRTC is missing or refused the source; the message carries its log."""
+
+
+def compile_cubin(cuda_source: str, arch: str = "sm_90a") -> bytes:
+    """The cubin of a CUDA C++ source for `arch`, by NVRTC (cuda.bindings; the library from the
+    nvidia-cuda-nvrtc wheel or a CUDA installation)."""
+    try:
+        from cuda.bindings import nvrtc
+    except ImportError as e:
+        raise NvrtcError(f"NVRTC is not available (cuda-bindings): {e}") from None
+
+    def ok(result):
+        err, *rest = result
+        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            raise NvrtcError(f"NVRTC error {err.name}")
+        return rest[0] if len(rest) == 1 else rest
+
+    try:
+        program = ok(nvrtc.nvrtcCreateProgram(cuda_source.encode(), b"numerics_check.cu", 0, [], []))
+    except RuntimeError as e:  # the library itself could not be loaded
+        raise NvrtcError(f"NVRTC is not available: {e}") from None
+    options = [f"--gpu-architecture={arch}".encode(), b"-std=c++17"]
+    err, = nvrtc.nvrtcCompileProgram(program, len(options), options)
+    if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        size = ok(nvrtc.nvrtcGetProgramLogSize(program))
+        log = b" " * size
+        ok(nvrtc.nvrtcGetProgramLog(program, log))
+        raise NvrtcError(f"NVRTC failed: {log.decode(errors='replace').strip()}")
+    size = ok(nvrtc.nvrtcGetCUBINSize(program))
+    cubin = b" " * size
+    ok(nvrtc.nvrtcGetCUBIN(program, cubin))
+    return cubin

@@ -1,0 +1,174 @@
+"""The GPU numerics checker on the CPU: the operand stream's C and numpy versions draw the same
+codes; the integer checker (host build of oracles/numerics/checker.h) agrees with the Python model
+(the reference) on the stream's tiles and on `generators.numeric_vectors.mix`, and a mutant datapath
+makes that cross-check fail; the tables that place drawn codes in the tensor-core kernels' inputs
+reproduce the host packing; the CUDA kernels compile for sm_90a with NVRTC."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from conformance.core.isa.fragments import MMA_SYNC_SHAPES, register_elements, wgmma_accumulator
+from conformance.tools import numerics_gpucheck as gc
+from conformance.tools.numerics_measure import (
+    ACC_BITS, COMBINATIONS, INPUT_BITS, WGMMA_N, d_fragment, pack_images, smem_images_for,
+)
+from device.registers import pack_registers, unpack_registers
+from generators import numeric_stream as ns
+from generators.numeric_vectors import mix
+from oracles.numerics import checker
+from oracles.numerics.profiles import get_profile
+
+IDS = [c.id for c in COMBINATIONS]
+SEED = 20261125
+
+
+@pytest.fixture(scope="module")
+def host(tmp_path_factory):
+    try:
+        return checker.HostChecker.build(ns.C_SOURCE, str(tmp_path_factory.mktemp("checker")))
+    except RuntimeError as e:
+        if "g++ not found" in str(e):
+            pytest.skip(str(e))
+        raise
+
+
+@pytest.mark.parametrize("c", COMBINATIONS, ids=IDS)
+def test_stream_c_and_numpy_draw_the_same_codes(host, c):
+    p = gc.stream_parameters(c, SEED)
+    tiles = np.array([0, 1, 7, 2**33 + 5, 2**40 - 1], dtype=np.uint64)
+    m, n = c.tile
+    for op, rows, cols in ((ns.OP_A, m, c.k), (ns.OP_B, n, c.k), (ns.OP_C, m, n)):
+        assert np.array_equal(host.stream(p, op, tiles, rows, cols), ns.codes(p, op, tiles, rows, cols)), op
+
+
+def _fields(codes, exp_bits, frac_bits, shift=0):
+    x = codes.astype(np.int64) >> shift
+    return (x >> (exp_bits + frac_bits)) & 1, (x >> frac_bits) & ((1 << exp_bits) - 1), x & ((1 << frac_bits) - 1)
+
+
+def test_stream_families_hold_what_they_claim():
+    """e4m3 rows: NaN, subnormals, the largest exponent and exactly cancelling pairs all occur; f32
+    c: zeros of both signs, subnormals, Inf and NaN occur (fields decoded here by hand)."""
+    c = next(x for x in COMBINATIONS if x.id == "wgmma.e4m3.f32")
+    p = gc.stream_parameters(c, SEED)
+    a = ns.codes(p, ns.OP_A, np.arange(64), 64, 32)
+    b = ns.codes(p, ns.OP_B, np.arange(64), 64, 32)
+    sign, e, f = _fields(a, 4, 3)
+    assert ((e == 15) & (f == 7)).any() and ((e == 0) & (f != 0)).any() and (e == 15).sum() > 100
+    cancel_a = (a[..., 0::2] ^ 0x80) == a[..., 1::2]
+    cancel_b = b[..., 0::2] == b[..., 1::2]
+    assert cancel_a.all(axis=-1).sum() > 64 and cancel_b.all(axis=-1).sum() > 64
+    cs, ce, cf = _fields(ns.codes(p, ns.OP_C, np.arange(64), 64, 64), 8, 23)
+    assert ((ce == 0) & (cf == 0) & (cs == 0)).any() and ((ce == 0) & (cf == 0) & (cs == 1)).any()
+    assert ((ce == 0) & (cf != 0)).any() and ((ce == 255) & (cf == 0)).any() and ((ce == 255) & (cf != 0)).any()
+    assert 0.05 < np.mean(sign) < 0.95
+
+
+def _stream_vectors(c, count):
+    tiles = np.arange(-(-count // (c.tile[0] * c.tile[1])), dtype=np.uint64)
+    return gc.tile_vectors(c, SEED, tiles)
+
+
+@pytest.mark.parametrize("c", COMBINATIONS, ids=IDS)
+def test_checker_agrees_with_the_model(host, c):
+    """10^5 stream vectors and 2 x 10^4 vectors of every numeric_vectors family, bit for bit."""
+    profile = c.profile("sm_90a")
+    params = checker.parameters(c.in_fmt, c.acc, c.k, profile, saturate=c.saturate)
+    a, b, cc = _stream_vectors(c, 10**5)
+    assert a.shape[0] >= 10**5
+    mixed = mix(c.in_fmt, c.acc, c.k, 2 * 10**4, np.random.default_rng(SEED))
+    for a_, b_, c_ in ((a, b, cc), mixed[:3]):
+        want = checker.model_codes(a_, b_, c_, c.in_fmt, c.acc, profile, c.saturate)
+        checker.cross_check(host.dot(params, a_, b_, c_), want, a_, b_, c_, c.id)
+
+
+@pytest.mark.parametrize("cid, change", [
+    ("wgmma.f16.f32", lambda dp: {"align_frac_bits": dp.align_frac_bits + 1}),
+    ("wgmma.e5m2.f32", lambda dp: {"align_frac_bits": dp.align_frac_bits + 1}),
+    ("mma.sync.bf16.f32", lambda dp: {"group_rounding": "rne"}),
+    ("mma.sync.e4m3.f16", lambda dp: {"split_ways": 1}),  # its f16 sums accept any align_frac_bits >= 18
+], ids=["f16-align", "e5m2-align", "bf16-rounding", "e4m3-split"])
+def test_a_mutant_datapath_fails_the_cross_check(host, cid, change):
+    """A checker built from a datapath one parameter away from the profile's must be caught."""
+    c = next(x for x in COMBINATIONS if x.id == cid)
+    profile = c.profile("sm_90a")
+    dp = get_profile(profile).datapath(c.in_fmt, c.acc)
+    mutant = dataclasses.replace(dp, **change(dp))
+    a, b, cc = _stream_vectors(c, 10**5)
+    got = host.dot(checker.parameters(c.in_fmt, c.acc, c.k, profile, datapath=mutant), a, b, cc)
+    want = checker.model_codes(a, b, cc, c.in_fmt, c.acc, profile, c.saturate)
+    with pytest.raises(checker.CrossCheckError, match="differs from the Python model"):
+        checker.cross_check(got, want, a, b, cc, cid)
+
+
+def _apply(table: np.ndarray, a, b, cm) -> np.ndarray:
+    """What `pack_operands` writes for one tile, computed on the host from the tile's codes."""
+    operands = {ns.OP_A: a, ns.OP_B: b, ns.OP_C: cm}
+    out = np.zeros(table.size, np.uint64)
+    for i, e in enumerate(table.tolist()):
+        if e >= 0:
+            code = int(operands[(e >> 24) & 3][(e >> 16) & 0xFF, (e >> 8) & 0xFF])
+            out[i] = (code >> (8 * (e & 3))) & 0xFF
+    return (out.reshape(-1, 4) << (np.arange(4, dtype=np.uint64) * 8)).sum(axis=1).astype(np.uint32)
+
+
+@pytest.mark.parametrize("c", COMBINATIONS, ids=IDS)
+def test_pack_tables_reproduce_the_host_packing(c):
+    """The words `pack_operands` makes from the tables are those `numerics measure --checker host`
+    packs from the same codes (device.registers / pack_images); D offsets read what
+    unpack_registers reads."""
+    p = gc.stream_parameters(c, SEED)
+    m, n = c.tile
+    tile = np.array([3], dtype=np.uint64)
+    a, b, cm = (ns.codes(p, op, tile, r, k) for op, r, k in ((ns.OP_A, m, c.k), (ns.OP_B, n, c.k), (ns.OP_C, m, n)))
+    a_s, b_s = checker.as_storage(a, c.in_fmt), checker.as_storage(b, c.in_fmt)
+    c_s = checker.as_storage(cm, c.acc)
+    acc_bits = ACC_BITS[c.acc]
+    if c.family == "mma.sync":
+        shape = MMA_SYNC_SHAPES[INPUT_BITS[c.in_fmt]]
+        bits = INPUT_BITS[c.in_fmt]
+        expected = [pack_registers(a_s, *register_elements(shape.a, bits), bits),
+                    pack_registers(b_s, *register_elements(shape.b, bits), bits),
+                    pack_registers(c_s, *register_elements(shape.c, acc_bits), acc_bits)]
+    else:
+        image = pack_images(smem_images_for(c), a_s, b_s).view(np.uint32)
+        expected = [image, pack_registers(c_s, *register_elements(wgmma_accumulator(WGMMA_N), acc_bits), acc_bits)]
+    for (name, table), words in zip(gc.operand_tables(c), expected):
+        assert np.array_equal(_apply(table, a[0], b[0], cm[0]), words.reshape(-1)), name
+    rows, cols = d_fragment(c)
+    d = np.random.default_rng(1).integers(0, 2**32, (1, rows.shape[0], rows.shape[1]), dtype=np.uint32)
+    acc_dtype = np.dtype(f"u{acc_bits // 8}")
+    want = unpack_registers(d, rows, cols, acc_bits, (m, n), acc_dtype).reshape(-1)
+    got = d.view(np.uint8).reshape(-1)
+    offsets = gc.d_offsets(c)
+    read = sum(got[offsets + i].astype(np.uint64) << np.uint64(8 * i) for i in range(acc_bits // 8))
+    assert np.array_equal(read, want.astype(np.uint64))
+
+
+def test_kernels_compile_for_sm_90a():
+    from device.check_kernels import NvrtcError
+
+    try:
+        cubin = gc._cubin()
+    except NvrtcError as e:
+        if "not available" in str(e):
+            pytest.skip(str(e))
+        raise
+    assert b"check_tiles" in cubin and b"pack_operands" in cubin
+
+
+def test_a_silicon_mismatch_is_decoded_with_the_model(host):
+    """decode_mismatch re-evaluates the vector with the Python model, whatever the checker said."""
+    c = next(x for x in COMBINATIONS if x.id == "mma.sync.bf16.f32")
+    a, b, cc = gc.tile_vectors(c, SEED, np.array([9], dtype=np.uint64))
+    element = 5 * c.tile[1] + 3
+    want = checker.model_codes(a[element:element + 1], b[element:element + 1], cc[element:element + 1], c.in_fmt,
+                               c.acc, c.profile("sm_90a"))
+    record = np.array([9, 0, element, 0x12345678, 0xDEADBEEF], np.uint32)
+    out = gc.decode_mismatch(c, SEED, "sm_90a", record)
+    assert (out["m"], out["n"], out["silicon"], out["checker"]) == (5, 3, "0x12345678", "0xdeadbeef")
+    assert out["model"] == f"{int(want[0]):#x}" and out["c"] == f"{int(cc[element]):#x}"
