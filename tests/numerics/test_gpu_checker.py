@@ -7,6 +7,7 @@ reproduce the host packing; the CUDA kernels compile for sm_90a with NVRTC."""
 from __future__ import annotations
 
 import dataclasses
+import io
 
 import numpy as np
 import pytest
@@ -172,3 +173,98 @@ def test_a_silicon_mismatch_is_decoded_with_the_model(host):
     out = gc.decode_mismatch(c, SEED, "sm_90a", record)
     assert (out["m"], out["n"], out["silicon"], out["checker"]) == (5, 3, "0x12345678", "0xdeadbeef")
     assert out["model"] == f"{int(want[0]):#x}" and out["c"] == f"{int(cc[element]):#x}"
+
+
+class _Kernel:
+    def __init__(self, name):
+        self.name = name
+
+    def get_kernel(self, name):
+        return _Kernel(name)
+
+
+class _StandInGpu:
+    """A CPU stand-in for device.launch.Gpu: pack_operands draws with numpy, the tensor core is the
+    Python model (with one planted wrong bit), check_tiles is the host checker."""
+
+    name, arch = "stand-in", "sm_90"
+
+    def __init__(self, host, c, seed, profile, plant):
+        self.host, self.c, self.seed, self.profile, self.plant = host, c, seed, profile, plant
+
+    def load_cubin(self, data):
+        return _Kernel("module")
+
+    def load(self, ptx, arch):
+        return _Kernel("module")
+
+    def to_device(self, array):
+        return np.array(array)
+
+    def empty(self, shape, dtype):
+        return np.zeros(shape, dtype)
+
+    def to_host(self, array):
+        return np.array(array)
+
+    def sync(self):
+        pass
+
+    def launch(self, kernel, grid, block, shared, *args):
+        c = self.c
+        m, n = c.tile
+        if kernel.name == "pack_operands":
+            return
+        if kernel.name in ("mma_sync_batch", "wgmma_batch"):
+            self.d = args[-1] if kernel.name == "mma_sync_batch" else args[2]
+            return
+        (params, stream, tile0, count, _, _, d, d_words, offsets, acc_bytes, sample_tiles, sample_checker,
+         sample_silicon, counters, records, max_records) = args
+        tiles = np.arange(int(tile0), int(tile0) + int(count), dtype=np.uint64)
+        a, b, cc = gc.tile_vectors(c, self.seed, tiles)
+        silicon = checker.model_codes(a, b, cc, c.in_fmt, c.acc, c.profile(self.profile), c.saturate)
+        if int(tile0) == 0:
+            silicon[self.plant] ^= 1
+        want = self.host.dot(params, a, b, cc)
+        counters[0] += silicon.size
+        for i in np.flatnonzero(silicon != want):
+            slot = int(counters[1])
+            counters[1] += 1
+            g = int(tiles[i // (m * n)])
+            if slot < int(max_records):
+                records[slot * 5:slot * 5 + 5] = [g & 0xFFFFFFFF, g >> 32, i % (m * n), silicon[i], want[i]]
+        keep = tiles < int(sample_tiles)
+        first = int(tile0) * m * n
+        sample_checker[first:first + keep.sum() * m * n] = want[: keep.sum() * m * n]
+        sample_silicon[first:first + keep.sum() * m * n] = silicon[: keep.sum() * m * n]
+
+
+def test_check_runs_counts_cross_checks_and_decodes_on_a_stand_in(host, monkeypatch):
+    """The whole `check` flow over batches: every inner product counted as checked, the planted
+    silicon error reported decoded with the model's value, the sample cross-checked."""
+    c = next(x for x in COMBINATIONS if x.id == "mma.sync.e5m2.f32")
+    monkeypatch.setattr(gc, "BATCH_INNER_PRODUCTS", 128 * 3)
+    gpu = _StandInGpu(host, c, SEED, "sm_90a", plant=7)
+    report = gc.check(gpu, [c], 128 * 10, SEED, "sm_90a", 1, 128 * 4, log=io.StringIO())
+    e = report["combinations"][0]
+    assert (e["inner_products"], e["checked"], e["mismatches"], e["sample_cross_checked"]) == (1280, 1280, 1, 512)
+    assert e["sample_silicon_mismatches"] == 1 and report["unchecked"] == 0
+    record = e["mismatch_records"][0]
+    assert (record["tile"], record["m"], record["n"]) == (0, 0, 7)
+    assert record["model"] == record["checker"] != record["silicon"]
+    assert "| mma.sync.e5m2.f32 |" in gc.markdown(report)
+
+
+def test_check_stops_when_the_checker_differs_from_the_model(host, monkeypatch):
+    c = next(x for x in COMBINATIONS if x.id == "wgmma.bf16.f32")
+    real = checker.parameters
+    monkeypatch.setattr(checker, "parameters", lambda *a, **k: _rounding_mutant(real(*a, **k)))
+    gpu = _StandInGpu(host, c, SEED, "sm_90a", plant=0)
+    with pytest.raises(checker.CrossCheckError, match="wgmma.bf16.f32"):
+        gc.check(gpu, [c], 4096, SEED, "sm_90a", 1, 4096, log=io.StringIO())
+
+
+def _rounding_mutant(params):
+    out = params.copy()
+    out[5 + 3 * 10 + 7] = 1  # group_rne: round to nearest instead of truncating
+    return out
