@@ -21,15 +21,17 @@ typedef unsigned int ns_u32;
 
 // Row families of float A and B rows; the 4 top bits of the row key pick a slot, the slot's
 // nibble in NS_FLOAT_ROWS the family (so the weights are the nibble counts).
-#define NS_UNIFORM 0    // every bit pattern, NaN/Inf/subnormals included (2 of 16)
-#define NS_FINITE 1     // every finite bit pattern (3)
-#define NS_CLUSTER 2    // exponents within 2 of a row centre, random signs: products cancel (4)
+#define NS_UNIFORM 0    // every bit pattern, NaN/Inf/subnormals included (1 of 16)
+#define NS_FINITE 1     // every finite bit pattern (1)
+#define NS_CLUSTER 2    // exponents within 2 of a row centre, random signs: products cancel (5)
 #define NS_CANCEL 3     // pairs (2j, 2j+1) equal in B, opposite in A: products cancel exactly (3)
 #define NS_SUBNORMAL 4  // exponent field 0 (three in four) or 1 (1)
 #define NS_HUGE 5       // the two largest finite exponents (1)
 #define NS_SPARSE 6     // zeros of both signs, one cluster value in eight (1)
-#define NS_SPECIAL 7    // cluster values, one NaN or Inf in sixteen (1)
-#define NS_FLOAT_ROWS 0x7654333222211100ull
+#define NS_SPECIAL 7    // cluster values, one NaN or Inf in 64 (1)
+#define NS_LOW 8        // a cluster near 2**(-19/32 bias): products of two such rows fall in the
+                        // accumulator's subnormal range, where align_floor matters (2)
+#define NS_FLOAT_ROWS 0x8876543332222210ull
 // c of a float accumulator, per element: zero (3), tiny (2), near 1 (5), dominant (2),
 // every bit pattern (3), NaN or Inf (1).
 #define NS_FLOAT_C 0x5444332222211000ull
@@ -103,10 +105,11 @@ NS_HD inline ns_u32 ns_finite(const ns_format* f, ns_u64 h, int e, ns_u64 frac) 
   return ns_pack(f, h, e, frac);
 }
 
-NS_HD inline ns_u32 ns_cluster(const ns_format* f, ns_u64 row_key, ns_u64 h) {
+NS_HD inline ns_u32 ns_cluster(const ns_format* f, ns_u64 row_key, ns_u64 h, int low) {
   ns_u64 r = row_key >> 8;
   int maxe = ns_max_exp(f);
   int centre = (r & 1) ? ns_clamp(f->bias + (int)((r >> 1) % 9) - 4, 1, maxe) : 1 + (int)((r >> 1) % (ns_u64)maxe);
+  if (low) centre = ns_clamp(f->bias * 13 / 32, 1, maxe) + (int)((r >> 1) % (ns_u64)(f->bias / 16 + 1));
   int e = ns_clamp(centre + (int)(ns_select(h) & 3) - 1, 1, maxe);
   return ns_finite(f, h, e, ns_frac(f, h));
 }
@@ -125,9 +128,10 @@ NS_HD inline ns_u32 ns_float_element(const ns_format* f, int family, ns_u64 row_
     case NS_FINITE: return ns_finite(f, h, e_any, ns_frac(f, h));
     case NS_SUBNORMAL: return ns_pack(f, h, (s & 3) ? 0 : 1, ns_frac(f, h));
     case NS_HUGE: return ns_finite(f, h, ns_max_exp(f) - (int)(s & 1), ns_frac(f, h));
-    case NS_SPARSE: return (s & 7) ? ns_pack(f, h, 0, 0) : ns_cluster(f, row_key, h);
-    case NS_SPECIAL: return (s & 15) ? ns_cluster(f, row_key, h) : ns_special(f, h);
-    default: return ns_cluster(f, row_key, h);  // NS_CLUSTER, NS_CANCEL
+    case NS_SPARSE: return (s & 7) ? ns_pack(f, h, 0, 0) : ns_cluster(f, row_key, h, 0);
+    case NS_SPECIAL: return (s & 63) ? ns_cluster(f, row_key, h, 0) : ns_special(f, h);
+    case NS_LOW: return ns_cluster(f, row_key, h, 1);
+    default: return ns_cluster(f, row_key, h, 0);  // NS_CLUSTER, NS_CANCEL
   }
 }
 
@@ -169,7 +173,7 @@ NS_HD inline ns_u32 ns_code(const ns_params* p, int op, ns_u64 tile, int row, in
   if (!f->is_float) return ns_int_element((int)((NS_INT_ROWS >> (4 * (key >> 60))) & 15), ns_element_hash(key, col));
   int family = (int)((NS_FLOAT_ROWS >> (4 * (key >> 60))) & 15);
   if (family != NS_CANCEL) return ns_float_element(f, family, key, ns_element_hash(key, col));
-  ns_u32 code = ns_cluster(f, key, ns_element_hash(key, col & ~1));
+  ns_u32 code = ns_cluster(f, key, ns_element_hash(key, col & ~1), 0);
   if (op == NS_OP_A && (col & 1)) code ^= 1u << (f->exp_bits + f->frac_bits + f->field_shift);
   return code;
 }

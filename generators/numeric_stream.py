@@ -16,9 +16,9 @@ from conformance.core.formats import FloatFormat, get_format
 C_SOURCE = Path(__file__).with_name("numeric_stream.h")
 
 OP_A, OP_B, OP_C = 0, 1, 2
-UNIFORM, FINITE, CLUSTER, CANCEL, SUBNORMAL, HUGE, SPARSE, SPECIAL = range(8)
+UNIFORM, FINITE, CLUSTER, CANCEL, SUBNORMAL, HUGE, SPARSE, SPECIAL, LOW = range(9)
 # Family of each of the 16 slots a row key's top nibble picks (the C header's NS_* tables).
-FLOAT_ROWS = 0x7654333222211100
+FLOAT_ROWS = 0x8876543332222210
 FLOAT_C = 0x5444332222211000
 INT_C = 0x4443332221111100
 INT_ROWS = 0x2222111100000000
@@ -75,11 +75,14 @@ class _Fmt:
             frac = np.where((e == self.top) & (frac == _U(self.full)), frac - _U(1), frac)
         return self.pack(h, e, frac)
 
-    def cluster(self, key, h):
+    def cluster(self, key, h, low=False):
         r = key >> _U(8)
-        near = np.clip(self.bias + ((r >> _U(1)) % _U(9)).astype(np.int64) - 4, 1, self.max_exp)
-        spread = 1 + ((r >> _U(1)) % _U(self.max_exp)).astype(np.int64)
-        centre = np.where((r & _U(1)) == 1, near, spread)
+        if low:
+            centre = min(max(self.bias * 13 // 32, 1), self.max_exp) + ((r >> _U(1)) % _U(self.bias // 16 + 1)).astype(np.int64)
+        else:
+            near = np.clip(self.bias + ((r >> _U(1)) % _U(9)).astype(np.int64) - 4, 1, self.max_exp)
+            spread = 1 + ((r >> _U(1)) % _U(self.max_exp)).astype(np.int64)
+            centre = np.where((r & _U(1)) == 1, near, spread)
         e = np.clip(centre + (_select(h) & _U(3)).astype(np.int64) - 1, 1, self.max_exp)
         return self.finite(h, e, self.frac(h))
 
@@ -110,7 +113,8 @@ def _float_elements(f: _Fmt, family, key, h):
         SUBNORMAL: lambda: f.pack(h, np.where((s & _U(3)) != 0, 0, 1), frac),
         HUGE: lambda: f.finite(h, f.max_exp - (s & _U(1)).astype(np.int64), frac),
         SPARSE: lambda: np.where((s & _U(7)) != 0, f.pack(h, np.zeros(h.shape, np.int64), np.zeros(h.shape, np.uint64)), cluster),
-        SPECIAL: lambda: np.where((s & _U(15)) != 0, cluster, f.special(h)),
+        SPECIAL: lambda: np.where((s & _U(63)) != 0, cluster, f.special(h)),
+        LOW: lambda: f.cluster(key, h, low=True),
     }
     out = cluster.copy()
     for fam, make in choices.items():
