@@ -9,7 +9,8 @@ import os
 import sys
 
 from conformance.cli.common import (
-    EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_STATUSES, GPU_EXIT_STATUSES, JOBS_LIMIT, UsageError, command_line, count, hopper_gpu_or_skip, machine,
+    EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_STATUSES, GPU_EXIT_STATUSES, JOBS_LIMIT, NothingRan, UsageError, command_line, count,
+    hopper_gpu_or_skip, machine,
     output_file, print_json, seed, write_json,
 )
 from oracles.numerics import PROFILES as NUMERIC_PROFILES
@@ -98,16 +99,21 @@ def cmd_measure(args: argparse.Namespace) -> int:
 
 def _measure_on_gpu(args: argparse.Namespace, gpu, chosen) -> int:
     from conformance.tools.numerics_gpucheck import check, markdown
+    from device.check_kernels import NvrtcError
     from oracles.numerics.checker import CrossCheckError
 
     try:
-        report = check(gpu, chosen, args.count, args.seed, args.profile, args.jobs, args.cross_check)
+        report = check(gpu, chosen, args.count, args.seed, args.profile, args.jobs, args.cross_check,
+                       progress=lambda partial: write_json(args.json, {**partial, "complete": False}))
+    except NvrtcError as e:
+        raise NothingRan(f"numerics measure --checker gpu: {e}") from None
     except CrossCheckError as e:
         print(f"numerics measure: the GPU checker disagrees with the Python model, results not trusted: {e}",
               file=sys.stderr)
         return EXIT_INTERNAL
     report["command"] = command_line(args)
     report["machine"] = machine()
+    report["complete"] = True
     write_json(args.json, report)
     if args.markdown:
         with open(args.markdown, "w") as f:

@@ -19,7 +19,7 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from functools import cache
-from typing import Sequence, TextIO
+from typing import Callable, Sequence, TextIO
 
 import numpy as np
 
@@ -211,11 +211,12 @@ def run_combination(gpu, module, c: Combination, count: int, sample: int, seed: 
 
 
 def check(gpu, combinations: Sequence[Combination], count: int, seed: int, profile: str, jobs: int, sample: int,
-          log: TextIO | None = None) -> dict:
+          log: TextIO | None = None, progress: Callable[[dict], None] | None = None) -> dict:
     """Run and check `count` inner products per combination (rounded up to whole tiles) on `gpu`
     (a `device.launch.Gpu` of sm_90), cross-checking the GPU checker with the Python model on the
     first `sample` of each (whole tiles) in `jobs` worker processes; the report (JSON-able).
-    CrossCheckError when the checker and the model differ. Progress lines go to `log`."""
+    CrossCheckError when the checker and the model differ. Progress lines go to `log`; `progress`
+    gets the report so far after each combination (a run cut short keeps what it checked)."""
     log = log or sys.stderr
     started = time.perf_counter()
     module = gpu.load_cubin(_cubin())
@@ -252,6 +253,13 @@ def check(gpu, combinations: Sequence[Combination], count: int, seed: int, profi
             print(f"{c.id}: {entry['checked']} of {entry['inner_products']} inner products checked, "
                   f"{entry['mismatches']} mismatches, sample of {entry['sample_cross_checked']} agrees with the model, "
                   f"GPU {entry['gpu_s']} s, {entry['seconds']} s", file=log, flush=True)
+            if progress:
+                progress(_totals(report, started))
+    return _totals(report, started)
+
+
+def _totals(report: dict, started: float) -> dict:
+    """The report with its totals over the combinations done so far."""
     report["seconds"] = round(time.perf_counter() - started, 3)
     report["inner_products"] = {e["id"]: e["inner_products"] for e in report["combinations"]}
     report["mismatches"] = sum(e["mismatches"] for e in report["combinations"])

@@ -248,7 +248,10 @@ def test_check_runs_counts_cross_checks_and_decodes_on_a_stand_in(host, monkeypa
     c = next(x for x in COMBINATIONS if x.id == "mma.sync.e5m2.f32")
     monkeypatch.setattr(gc, "BATCH_INNER_PRODUCTS", 128 * 3)
     gpu = _StandInGpu(host, c, SEED, "sm_90a", plant=7)
-    report = gc.check(gpu, [c], 128 * 10, SEED, "sm_90a", 1, 128 * 4, log=io.StringIO())
+    seen = []
+    report = gc.check(gpu, [c], 128 * 10, SEED, "sm_90a", 1, 128 * 4, log=io.StringIO(),
+                      progress=lambda r: seen.append(len(r["combinations"])))
+    assert seen == [1]
     e = report["combinations"][0]
     assert (e["inner_products"], e["checked"], e["mismatches"], e["sample_cross_checked"]) == (1280, 1280, 1, 512)
     assert e["sample_silicon_mismatches"] == 1 and report["unchecked"] == 0
