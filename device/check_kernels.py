@@ -88,6 +88,26 @@ def source(stream_header: str, checker_header: str) -> str:
             f"{stream_header}\n{checker_header}\n{KERNELS}")
 
 
+#: Definitions that make `source` a host C++ program (g++): every kernel launched as one block of
+#: one thread, whose strided loops then cover the whole grid's work and whose barriers are no-ops.
+#: Tests call the kernels through it, on the CPU, exactly as written for the GPU.
+HOST_STAND_IN = r"""
+#define __global__
+#define __shared__
+#define __host__
+#define __device__
+struct stand_in_dim3 { unsigned x, y, z; };
+static const stand_in_dim3 threadIdx = {0, 0, 0}, blockIdx = {0, 0, 0}, blockDim = {1, 1, 1}, gridDim = {1, 1, 1};
+static inline void __syncthreads() {}
+static inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v) {
+  unsigned long long old = *p;
+  *p += v;
+  return old;
+}
+unsigned tile_codes[64 * 32 * 2 + 64 * 64];  // the largest tile: wgmma m64n64k32
+"""
+
+
 class NvrtcError(RuntimeError):
     """NVRTC is missing or refused the source; the message carries its log."""
 

@@ -1,13 +1,17 @@
 """The GPU numerics checker on the CPU: the operand stream's C and numpy versions draw the same
 codes; the integer checker (host build of oracles/numerics/checker.h) agrees with the Python model
 (the reference) on the stream's tiles and on `generators.numeric_vectors.mix`, and a mutant datapath
-makes that cross-check fail; the tables that place drawn codes in the tensor-core kernels' inputs
-reproduce the host packing; the CUDA kernels compile for sm_90a with NVRTC."""
+makes that cross-check fail; the CUDA kernels, compiled for the CPU (one block of one thread),
+pack what the host packs and count, record and sample as they claim; they compile for sm_90a with
+NVRTC; the whole `check` flow runs on a stand-in GPU."""
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import io
+import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -109,26 +113,41 @@ def test_a_mutant_datapath_fails_the_cross_check(host, cid, change, count):
         checker.cross_check(got, want, a, b, cc, cid)
 
 
-def _apply(table: np.ndarray, a, b, cm) -> np.ndarray:
-    """What `pack_operands` writes for one tile, computed on the host from the tile's codes."""
-    operands = {ns.OP_A: a, ns.OP_B: b, ns.OP_C: cm}
-    out = np.zeros(table.size, np.uint64)
-    for i, e in enumerate(table.tolist()):
-        if e >= 0:
-            code = int(operands[(e >> 24) & 3][(e >> 16) & 0xFF, (e >> 8) & 0xFF])
-            out[i] = (code >> (8 * (e & 3))) & 0xFF
-    return (out.reshape(-1, 4) << (np.arange(4, dtype=np.uint64) * 8)).sum(axis=1).astype(np.uint32)
+@pytest.fixture(scope="module")
+def kernels(tmp_path_factory):
+    """The CUDA kernels compiled for the CPU (device.check_kernels.HOST_STAND_IN), through ctypes."""
+    from device.check_kernels import HOST_STAND_IN, source
+
+    gxx = shutil.which("g++")
+    if gxx is None:
+        pytest.skip("g++ not found")
+    out = tmp_path_factory.mktemp("kernels")
+    (out / "kernels.cpp").write_text(HOST_STAND_IN + source(ns.C_SOURCE.read_text(), checker.C_SOURCE.read_text()))
+    subprocess.run([gxx, "-O2", "-shared", "-fPIC", "-std=c++17", str(out / "kernels.cpp"), "-o", str(out / "k.so")],
+                   check=True, capture_output=True)
+    return ctypes.CDLL(str(out / "k.so"))
+
+
+def _ptr(x: np.ndarray):
+    return ctypes.c_void_p(x.ctypes.data)
+
+
+def _pack(kernels, stream, tile0, tiles, table):
+    words = table.size // 4
+    out = np.zeros(tiles * words, np.uint32)
+    kernels.pack_operands(_ptr(stream), ctypes.c_uint64(tile0), ctypes.c_uint32(tiles), _ptr(table),
+                          ctypes.c_uint32(words), _ptr(out))
+    return out
 
 
 @pytest.mark.parametrize("c", COMBINATIONS, ids=IDS)
-def test_pack_tables_reproduce_the_host_packing(c):
-    """The words `pack_operands` makes from the tables are those `numerics measure --checker host`
-    packs from the same codes (device.registers / pack_images); D offsets read what
-    unpack_registers reads."""
+def test_pack_kernel_reproduces_the_host_packing(kernels, c):
+    """The words `pack_operands` draws (run on the CPU) are those `numerics measure --checker host`
+    packs from the same codes (device.registers / pack_images), tile after tile."""
     p = gc.stream_parameters(c, SEED)
     m, n = c.tile
-    tile = np.array([3], dtype=np.uint64)
-    a, b, cm = (ns.codes(p, op, tile, r, k) for op, r, k in ((ns.OP_A, m, c.k), (ns.OP_B, n, c.k), (ns.OP_C, m, n)))
+    tiles = np.array([5, 6], dtype=np.uint64)
+    a, b, cm = (ns.codes(p, op, tiles, r, k) for op, r, k in ((ns.OP_A, m, c.k), (ns.OP_B, n, c.k), (ns.OP_C, m, n)))
     a_s, b_s = checker.as_storage(a, c.in_fmt), checker.as_storage(b, c.in_fmt)
     c_s = checker.as_storage(cm, c.acc)
     acc_bits = ACC_BITS[c.acc]
@@ -142,15 +161,53 @@ def test_pack_tables_reproduce_the_host_packing(c):
         image = pack_images(smem_images_for(c), a_s, b_s).view(np.uint32)
         expected = [image, pack_registers(c_s, *register_elements(wgmma_accumulator(WGMMA_N), acc_bits), acc_bits)]
     for (name, table), words in zip(gc.operand_tables(c), expected):
-        assert np.array_equal(_apply(table, a[0], b[0], cm[0]), words.reshape(-1)), name
+        assert np.array_equal(_pack(kernels, p, 5, 2, table), words.reshape(-1)), name
+
+
+@pytest.mark.parametrize("c", COMBINATIONS, ids=IDS)
+def test_check_kernel_counts_records_and_samples(kernels, c):
+    """`check_tiles` (run on the CPU) over D words packed from the Python model's results, one of
+    them wrong: every element counted, the wrong one recorded with the model's value as the
+    checker's, the sample tiles' checker and silicon values kept."""
+    m, n = c.tile
+    profile = c.profile("sm_90a")
+    tile0, tiles, sample_tiles = 2, 3, 3
+    a, b, cc = gc.tile_vectors(c, SEED, np.arange(tile0, tile0 + tiles, dtype=np.uint64))
+    model = checker.model_codes(a, b, cc, c.in_fmt, c.acc, profile, c.saturate)
+    silicon = model.copy()
+    bad = m * n + 5  # tile 3, element 5
+    silicon[bad] ^= 0x1
     rows, cols = d_fragment(c)
-    d = np.random.default_rng(1).integers(0, 2**32, (1, rows.shape[0], rows.shape[1]), dtype=np.uint32)
-    acc_dtype = np.dtype(f"u{acc_bits // 8}")
-    want = unpack_registers(d, rows, cols, acc_bits, (m, n), acc_dtype).reshape(-1)
-    got = d.view(np.uint8).reshape(-1)
+    acc_bits = ACC_BITS[c.acc]
+    d = pack_registers(silicon.reshape(tiles, m, n), rows, cols, acc_bits).reshape(-1)
+    stream = gc.stream_parameters(c, SEED)
+    params = checker.parameters(c.in_fmt, c.acc, c.k, profile, saturate=c.saturate)
     offsets = gc.d_offsets(c)
-    read = sum(got[offsets + i].astype(np.uint64) << np.uint64(8 * i) for i in range(acc_bits // 8))
-    assert np.array_equal(read, want.astype(np.uint64))
+    sample_checker = np.zeros(sample_tiles * m * n, np.uint32)
+    sample_silicon = np.zeros(sample_tiles * m * n, np.uint32)
+    counters = np.zeros(2, np.uint64)
+    records = np.zeros(4 * 5, np.uint32)
+    u32 = ctypes.c_uint32
+    kernels.check_tiles(_ptr(params), _ptr(stream), ctypes.c_uint64(tile0), u32(tiles), u32(m), u32(n), _ptr(d),
+                        u32(rows.shape[0] * rows.shape[1]), _ptr(offsets), u32(acc_bits // 8), u32(sample_tiles),
+                        _ptr(sample_checker), _ptr(sample_silicon), _ptr(counters), _ptr(records), u32(4))
+    assert counters.tolist() == [tiles * m * n, 1]
+    assert records[:5].tolist() == [3, 0, 5, int(silicon[bad]), int(model[bad])]
+    assert np.array_equal(sample_checker[tile0 * m * n:], model[: m * n])  # tile 2 is the only sample tile run
+    assert np.array_equal(sample_silicon[tile0 * m * n:], silicon[: m * n])
+    assert not sample_checker[: tile0 * m * n].any()
+
+
+def test_d_offsets_read_what_unpack_registers_reads():
+    for c in COMBINATIONS:
+        rows, cols = d_fragment(c)
+        acc_bits = ACC_BITS[c.acc]
+        d = np.random.default_rng(1).integers(0, 2**32, (1, rows.shape[0], rows.shape[1]), dtype=np.uint32)
+        want = unpack_registers(d, rows, cols, acc_bits, c.tile, np.dtype(f"u{acc_bits // 8}")).reshape(-1)
+        got = d.view(np.uint8).reshape(-1)
+        offsets = gc.d_offsets(c)
+        read = sum(got[offsets + i].astype(np.uint64) << np.uint64(8 * i) for i in range(acc_bits // 8))
+        assert np.array_equal(read, want.astype(np.uint64)), c.id
 
 
 def test_kernels_compile_for_sm_90a():
