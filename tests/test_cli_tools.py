@@ -20,7 +20,7 @@ from conformance.cli import main, parser
 
 ROOT = Path(__file__).resolve().parents[1]
 SUBCOMMANDS = [["run"], ["replay"], ["export"], ["legality"], ["decode"], ["vectors", "check"], ["numerics"],
-               ["numerics", "measure"], ["numerics", "fit"], ["numerics", "catch-rates"], ["numerics", "probes"], ["probe"],
+               ["numerics", "measure"], ["numerics", "fit"], ["numerics", "sweep"], ["numerics", "catch-rates"], ["numerics", "probes"], ["probe"],
                ["campaign"], ["bench"], ["mutants"], ["fuzz"], ["lint"], ["import"], ["spellings"], ["lint-agreement"], ["peers"]]
 SUBNORMAL_SAMPLES = ROOT / "reports" / "numerics" / "h100-subnormal-samples.npz"
 SUBNORMAL_FIT = ROOT / "reports" / "numerics" / "h100-subnormal-fit.json"

@@ -1,6 +1,6 @@
-"""`numerics measure|fit|catch-rates|probes`: the numeric model against Hopper silicon, one-parameter
-sweeps around a profile, how often discriminating vectors expose a changed datapath, and the probe
-vectors that would settle a new GPU's datapath."""
+"""`numerics measure|fit|sweep|catch-rates|probes`: the numeric model against Hopper silicon, one-parameter
+sweeps around a profile (over recorded vectors, or on the GPU at silicon speed), how often discriminating
+vectors expose a changed datapath, and the probe vectors that would settle a new GPU's datapath."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from conformance.cli.common import (
     output_file, print_json, seed, write_json,
 )
 from oracles.numerics import PROFILES as NUMERIC_PROFILES
+from oracles.numerics.profiles import PARAMETERS as DATAPATH_PARAMETERS
 
 COUNT_LIMIT = 10**12
 CATCH_RATE_DATAPATHS = ("f16:f32", "bf16:f32", "e4m3:f32", "f16:f16", "e4m3:f16")
@@ -25,6 +26,7 @@ def add(sub) -> None:
     num_sub = num.add_subparsers(dest="subcommand", required=True)
     add_measure(num_sub)
     add_fit(num_sub)
+    add_sweep(num_sub)
     add_catch_rates(num_sub)
     add_probes(num_sub)
 
@@ -160,6 +162,87 @@ def cmd_fit(args: argparse.Namespace) -> int:
         print(f"vectors: {', '.join(str(s['vectors']) for s in sweeps)}; profile {args.profile}: "
               f"{sum(s['mismatches']['profile'] == 0 for s in sweeps)} of {len(sweeps)} sweeps without a mismatch")
     return EXIT_OK if all(s["mismatches"]["profile"] == 0 for s in sweeps) else EXIT_FAILED
+
+
+#: The datapath parameters `numerics sweep` varies (every model parameter but the instruction's name).
+SWEPT_PARAMETERS = tuple(p for p in DATAPATH_PARAMETERS if p != "instruction")
+_WORDS = {"none": None, "true": True, "false": False}
+
+
+def _parameter_values(text: str) -> list:
+    """`none,-30,rz,true` as [None, -30, 'rz', True]: the values a Datapath field takes."""
+    values = []
+    for word in text.split(","):
+        word = word.strip()
+        if not word:
+            raise argparse.ArgumentTypeError(f"{text!r}: an empty value in the list")
+        try:
+            values.append(int(word))
+        except ValueError:
+            values.append(_WORDS.get(word.lower(), word))
+    return values
+
+
+def add_sweep(sub) -> None:
+    swe = sub.add_parser(
+        "sweep", help="one datapath parameter varied on the GPU checker: silicon mismatches of each value",
+        description="For each chosen combination and each value of one datapath parameter (the profile's own value "
+                    "first), run COUNT inner products on GPU 0 and check them with the integer checker built from the "
+                    "varied datapath (numerics measure --checker gpu). Each variant's checker is first compared with "
+                    "the Python model under the same variant on a sample. Values that give 0 mismatches are the ones "
+                    "silicon does not refute: how a profile parameter is fitted at silicon speed (docs/numerics.md).",
+        epilog=GPU_EXIT_STATUSES + "; 1 here means the profile's own value mismatched")
+    swe.add_argument("--parameter", required=True, choices=SWEPT_PARAMETERS, help="the datapath parameter varied")
+    swe.add_argument("--values", required=True, type=_parameter_values, metavar="V,V,...",
+                     help="the values tried besides the profile's: integers, none, rne/rz, first_group/final_add, "
+                          "true/false, ieee/positive")
+    swe.add_argument("--only", action="append", default=[], metavar="TEXT",
+                     help="the combinations whose id contains TEXT, e.g. f16.f16 (repeatable; default: all 24)")
+    swe.add_argument("--count", type=count(1, COUNT_LIMIT, "count"), default=10**9, metavar="N",
+                     help="inner products per combination and value, in whole tiles (default 1e9)")
+    swe.add_argument("--seed", type=seed, default=0, help="generation seed (default 0)")
+    swe.add_argument("--profile", default="sm_90a", choices=tuple(NUMERIC_PROFILES),
+                     help="the profile varied, as its variant per instruction family (default sm_90a)")
+    swe.add_argument("--cross-check", type=count(1, COUNT_LIMIT, "count"), default=10**5, metavar="N",
+                     help="inner products per combination and value whose checker values are compared with the "
+                          "Python model under the same variant; any difference stops the sweep (default 1e5)")
+    swe.add_argument("--json", required=True, type=output_file, metavar="FILE", help="write the report here")
+    swe.set_defaults(func=cmd_sweep)
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from tabulate import tabulate
+
+    from conformance.tools.numerics_gpucheck import sweep
+    from conformance.tools.numerics_measure import select
+    from device.check_kernels import NvrtcError
+    from oracles.numerics.checker import CrossCheckError
+
+    chosen = select(args.only)
+    if not chosen:
+        raise UsageError(f"--only {args.only} matches no combination")
+    gpu = hopper_gpu_or_skip("numerics sweep")
+    try:
+        report = sweep(gpu, chosen, args.parameter, args.values, args.count, args.seed, args.profile,
+                       args.cross_check)
+    except NvrtcError as e:
+        raise NothingRan(f"numerics sweep: {e}") from None
+    except ValueError as e:
+        raise UsageError(f"numerics sweep: {e}") from None
+    except CrossCheckError as e:
+        print(f"numerics sweep: the GPU checker disagrees with the Python model, results not trusted: {e}",
+              file=sys.stderr)
+        return EXIT_INTERNAL
+    report["command"] = command_line(args)
+    report["machine"] = machine()
+    write_json(args.json, report)
+    values = list(dict.fromkeys(str(row["value"]) for e in report["combinations"] for row in e["values"]))
+    table = [[v, *(next((f"{row['mismatches']:,}" + (" (profile)" if row["profile's"] else "")
+                         for row in e["values"] if str(row["value"]) == v), "") for e in report["combinations"])]
+             for v in values]
+    print(tabulate(table, [args.parameter, *(e["id"] for e in report["combinations"])], tablefmt="simple"))
+    own_clean = all(row["mismatches"] == 0 for e in report["combinations"] for row in e["values"] if row["profile's"])
+    return EXIT_OK if own_clean else EXIT_FAILED
 
 
 def _datapath(text: str) -> tuple[str, str]:

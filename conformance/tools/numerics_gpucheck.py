@@ -18,6 +18,7 @@ from __future__ import annotations
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
 from functools import cache
 from typing import Callable, Sequence, TextIO
 
@@ -31,6 +32,7 @@ from conformance.tools.numerics_measure import (
 from device.check_kernels import RECORD_WORDS, compile_cubin, source
 from generators import numeric_stream
 from oracles.numerics import checker
+from oracles.numerics.profiles import Datapath, Profile, get_profile
 
 BATCH_INNER_PRODUCTS = 1 << 24  # per launch of each kernel
 MAX_RECORDS = 64  # silicon mismatches kept per combination
@@ -120,15 +122,16 @@ def sample_model(c: Combination, seed: int, sample_tiles: int, profile: str) -> 
     return out, time.perf_counter() - t0
 
 
-def decode_mismatch(c: Combination, seed: int, profile: str, record: np.ndarray) -> dict:
+def decode_mismatch(c: Combination, seed: int, profile: str | Profile, record: np.ndarray) -> dict:
     """A silicon mismatch with its inputs and the model's result (evaluated here, independently
-    of the checker)."""
+    of the checker) under `profile` (a name, taken as its variant for `c`'s family, or a Profile)."""
     tile = int(record[0]) | (int(record[1]) << 32)
     element = int(record[2])
     m, n = divmod(element, c.tile[1])
     a, b, cc = tile_vectors(c, seed, np.array([tile]))
     a, b, cc = a[element:element + 1], b[element:element + 1], cc[element:element + 1]
-    model = checker.model_codes(a, b, cc, c.in_fmt, c.acc, c.profile(profile), c.saturate)
+    model = checker.model_codes(a, b, cc, c.in_fmt, c.acc,
+                                profile if isinstance(profile, Profile) else c.profile(profile), c.saturate)
     return {"tile": tile, "m": m, "n": n, "a": [f"{int(x):#x}" for x in a[0]], "b": [f"{int(x):#x}" for x in b[0]],
             "c": f"{int(cc[0]):#x}", "silicon": f"{int(record[3]):#x}", "checker": f"{int(record[4]):#x}",
             "model": f"{int(model[0]):#x}"}
@@ -154,10 +157,12 @@ class _Timer:
         return now
 
 
-def run_combination(gpu, module, c: Combination, count: int, sample: int, seed: int, profile: str) -> dict:
-    """Draw, run and check `count` inner products (whole tiles) of `c` on `gpu`; the GPU's counts,
-    the checker's and silicon's values for the first `sample` inner products (whole tiles), the
-    mismatch records and the seconds per stage."""
+def run_combination(gpu, module, c: Combination, count: int, sample: int, seed: int, profile: str,
+                    datapath: Datapath | None = None) -> dict:
+    """Draw, run and check `count` inner products (whole tiles) of `c` on `gpu` against `profile`'s
+    datapath (or `datapath`, a variant of it); the GPU's counts, the checker's and silicon's values
+    for the first `sample` inner products (whole tiles), the mismatch records and the seconds per
+    stage."""
     m, n = c.tile
     per_tile = m * n
     tiles = -(-count // per_tile)
@@ -168,7 +173,8 @@ def run_combination(gpu, module, c: Combination, count: int, sample: int, seed: 
     pack, check = module.get_kernel("pack_operands"), module.get_kernel("check_tiles")
     tensor = gpu.load(kernel_source(c), TARGET).get_kernel("mma_sync_batch" if c.family == "mma.sync" else "wgmma_batch")
     stream = gpu.to_device(stream_parameters(c, seed))
-    params = gpu.to_device(checker.parameters(c.in_fmt, c.acc, c.k, c.profile(profile), saturate=c.saturate))
+    params = gpu.to_device(checker.parameters(c.in_fmt, c.acc, c.k, c.profile(profile), saturate=c.saturate,
+                                                  datapath=datapath))
     tables = [(name, gpu.to_device(t), t.size // 4) for name, t in operand_tables(c)]
     inputs = [gpu.empty((batch * words,), np.uint32) for _, _, words in tables]
     threads = 32 if c.family == "mma.sync" else 128
@@ -256,6 +262,50 @@ def check(gpu, combinations: Sequence[Combination], count: int, seed: int, profi
             if progress:
                 progress(_totals(report, started))
     return _totals(report, started)
+
+
+def variant(profile: str, in_fmt: str, acc: str, parameter: str, value) -> Profile:
+    """`profile` with one parameter of its `in_fmt` -> `acc` datapath set to `value` (ValueError
+    when the datapath refuses it)."""
+    base = get_profile(profile)
+    key = (in_fmt, acc)
+    changed = replace(base.datapath(in_fmt, acc), **{parameter: value})
+    return replace(base, name=f"{base.name}[{parameter}={value}]", datapaths={**base.datapaths, key: changed})
+
+
+def sweep(gpu, combinations: Sequence[Combination], parameter: str, values: Sequence, count: int, seed: int,
+          profile: str, sample: int, log: TextIO | None = None) -> dict:
+    """Silicon mismatches of each value of one datapath `parameter` (the profile's own value first):
+    `count` inner products per combination and value, checked on the GPU by the checker built from
+    the varied datapath. Each variant's checker is first cross-checked with the Python model run
+    under the same variant on `sample` inner products (CrossCheckError on any difference), so a
+    count of 0 means the variant reproduces silicon, not that the checker skipped it."""
+    log = log or sys.stderr
+    started = time.perf_counter()
+    module = gpu.load_cubin(_cubin())
+    report = {"gpu": gpu.name, "arch": gpu.arch, "profile": profile, "seed": seed, "parameter": parameter,
+              "count": count, "sample": sample, "combinations": []}
+    for c in combinations:
+        name = c.profile(profile)
+        own = getattr(get_profile(name).datapath(c.in_fmt, c.acc), parameter)
+        rows = []
+        for value in [own, *(v for v in values if v != own)]:
+            varied = variant(name, c.in_fmt, c.acc, parameter, value)
+            datapath = varied.datapath(c.in_fmt, c.acc)
+            r = run_combination(gpu, module, c, count, sample, seed, name, datapath)
+            tiles = r["sample_checker"].size // (c.tile[0] * c.tile[1])
+            a, b, cc = tile_vectors(c, seed, np.arange(tiles))
+            model = checker.model_codes(a, b, cc, c.in_fmt, c.acc, varied, c.saturate)
+            checker.cross_check(r["sample_checker"], model, a, b, cc, f"{c.id} {parameter}={value}")
+            rows.append({"value": value, "profile's": value == own, "inner_products": r["inner_products"],
+                         "checked": r["checked"], "mismatches": r["mismatches"],
+                         "sample_cross_checked": int(model.size),
+                         "first_mismatches": [decode_mismatch(c, seed, varied, rec) for rec in r["records"][:4]]})
+            print(f"{c.id} {parameter}={value}: {r['mismatches']} mismatches in {r['checked']} inner products",
+                  file=log, flush=True)
+        report["combinations"].append({"id": c.id, "profile": name, "values": rows})
+    report["seconds"] = round(time.perf_counter() - started, 3)
+    return report
 
 
 def _totals(report: dict, started: float) -> dict:

@@ -283,7 +283,7 @@ class _StandInGpu:
         tiles = np.arange(int(tile0), int(tile0) + int(count), dtype=np.uint64)
         a, b, cc = gc.tile_vectors(c, self.seed, tiles)
         silicon = checker.model_codes(a, b, cc, c.in_fmt, c.acc, c.profile(self.profile), c.saturate)
-        if int(tile0) == 0:
+        if int(tile0) == 0 and self.plant is not None:
             silicon[self.plant] ^= 1
         want = self.host.dot(params, a, b, cc)
         counters[0] += silicon.size
@@ -331,3 +331,25 @@ def _rounding_mutant(params):
     out = params.copy()
     out[5 + 3 * 10 + 7] = 1  # group_rne: round to nearest instead of truncating
     return out
+
+
+def test_sweep_finds_the_profiles_value_and_refutes_a_wrong_one(host, monkeypatch):
+    """On a stand-in whose silicon is the sm_90a model (no planted error), sweeping align_frac_bits
+    gives 0 mismatches at the profile's own value (listed first) and mismatches at a narrower
+    alignment window, each variant's checker agreeing with the model run under that variant."""
+    c = next(x for x in COMBINATIONS if x.id == "mma.sync.f16.f32")
+    monkeypatch.setattr(gc, "BATCH_INNER_PRODUCTS", 128 * 4)
+    gpu = _StandInGpu(host, c, SEED, "sm_90a", plant=None)
+    report = gc.sweep(gpu, [c], "align_frac_bits", [25, 8], 128 * 8, SEED, "sm_90a", 128 * 2, log=io.StringIO())
+    rows = report["combinations"][0]["values"]
+    assert [(r["value"], r["profile's"]) for r in rows] == [(25, True), (8, False)]
+    assert rows[0]["mismatches"] == 0 and rows[0]["checked"] == 1024
+    assert rows[1]["mismatches"] > 0 and rows[1]["sample_cross_checked"] == 256
+    first = rows[1]["first_mismatches"][0]
+    assert first["model"] == first["checker"] != first["silicon"]
+
+
+def test_sweep_refuses_a_value_the_datapath_cannot_take(host):
+    c = next(x for x in COMBINATIONS if x.id == "mma.sync.f16.f32")
+    with pytest.raises(ValueError, match="multiple of split_ways"):  # 16 products in 3 groups
+        gc.variant(c.profile("sm_90a"), c.in_fmt, c.acc, "split_ways", 3)
