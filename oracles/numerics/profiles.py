@@ -167,12 +167,25 @@ _H100_SILICON = "reports/numerics/h100-silicon.json"
 #: The f32 groups align on a grid never finer than 2**-158, 9 bits below the binary32 subnormal
 #: unit: terms are truncated toward zero to max(2**(emax - 25), 2**-158).
 ALIGN_FLOOR_F32 = -158
-_FLOOR_H100 = (
-    "fitted on H100 silicon (reports/numerics/h100-subnormal-fit.json): the only floor that "
+#: The f16 -> f16 groups align on a grid never finer than 2**-46 (22 bits below the binary16
+#: subnormal unit): measured on H100 silicon with `numerics sweep` (see _FLOOR_F16_H100).
+ALIGN_FLOOR_F16 = -46
+#: The grid floor of the fp16/bf16/tf32 datapaths, by accumulator format.
+ALIGN_FLOORS = {"f32": ALIGN_FLOOR_F32, "f16": ALIGN_FLOOR_F16}
+_FLOOR_H100 = {
+    "f32": "fitted on H100 silicon (reports/numerics/h100-subnormal-fit.json): the only floor that "
     "reproduces all 3,044 sampled bf16/tf32 -> f32 subnormal results of mma.sync and wgmma "
-    "(-157 fails 2, -159 fails 93, no floor fails 306)"
-)
-_FLOOR_B200 = "assumed as fitted on H100 (the B200 recordings hold no result below 2**-126)"
+    "(-157 fails 2, -159 fails 93, no floor fails 306)",
+    "f16": "fitted on H100 silicon with numerics sweep (reports/numerics/gpu-check/"
+    "h100-sweep-f16-floor-seed20.json): of none, -27, -30..-35, -37, -38, -42 and -46, only -46 gives "
+    "0 mismatches in 3e10 f16 -> f16 inner products each of mma.sync and wgmma (none: 6 and 8, -42: "
+    "597 and 621); the 91 silicon results recorded by that sweep and by the 1e10 check of "
+    "h100-1e10-seed19.json rule out -43..-45 and -47..-50 too",
+}
+_FLOOR_B200 = {
+    "f32": "assumed as fitted on H100 (the B200 recordings hold no result below 2**-126)",
+    "f16": "assumed as fitted on H100 (the B200 recordings hold no f16 result near the binary16 subnormal unit)",
+}
 _ZERO_H100 = (
     "measured on H100 (reports/numerics/h100-silicon.json): every zero result is +0, in every "
     "float datapath of mma.sync and wgmma (exact zero sums of -0 terms, and sums rounding to zero)"
@@ -218,7 +231,7 @@ def _hmma_group(
             split_ways=1,
             split_stride=1,
             align_frac_bits=25,
-            align_floor=ALIGN_FLOOR_F32 if acc == "f32" else None,
+            align_floor=ALIGN_FLOORS[acc],
             group_precision=None,
             group_rounding="rne" if acc == "f16" else "rz",
             c_entry="first_group",
@@ -234,7 +247,7 @@ def _hmma_group(
             "products fail",
             "split_stride": "unused with split_ways=1",
             "align_frac_bits": fitted_f,
-            "align_floor": (_FLOOR_H100 if gpu == "H100" else _FLOOR_B200) if acc == "f32" else _NO_FLOOR,
+            "align_floor": (_FLOOR_H100 if gpu == "H100" else _FLOOR_B200)[acc],
             "group_precision": (
                 "accumulator precision (24 for f32, 11 for f16); fitted: 13-15 bits give "
                 "~950-2500 mismatches; f16 results are rounded directly from the aligned sum "
