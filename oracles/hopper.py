@@ -6,6 +6,9 @@ The accumulator C comes from the program's matrix "c" (zero when the program has
 the scale-d predicate false, D = A x B and C is not read. A in registers comes from the matrix
 "a" (64 x K). Sparse wgmma (.sp) reads the compressed A (64 x K/2) from shared memory and each
 thread's metadata word from the matrix "e" (128 x 1); sparse A in registers is not modelled yet.
+
+`wgmma` and `mma_sp` gather the operands and return the inner products as a `MatrixProduct`;
+`oracles.execute` evaluates those of many programs together (`numerics.evaluate`).
 """
 
 from __future__ import annotations
@@ -19,8 +22,7 @@ from conformance.core.isa import mma as tcgen05_isa
 from conformance.core.isa.fragments import WGMMA_METADATA, Fragment, mma_sp_fragments, selected_threads
 from conformance.core.layouts.smem import storage_for
 from conformance.core.legality import check
-from oracles import numerics
-from oracles.numerics.matmul import sparse_matmul
+from oracles.numerics.matmul import MatrixProduct
 from oracles.numerics.profiles import for_instruction
 from conformance.core.layouts.operands import gather
 from oracles.state import NotModelled, OracleState, UndefinedBehaviour
@@ -72,11 +74,11 @@ def sparse_positions(e_words: np.ndarray, bits: int, k_logical: int, selector: i
     return (4 * np.arange(k_logical // 4)[:, None] + index).reshape(fragment.rows, k_logical // 2)
 
 
-def mma_sp(state: OracleState, op: MmaSp, profile: str) -> np.ndarray:
-    """D codes [16, 8] (uint32; 16-bit D in the low half) of one warp-level mma.sp{::ordered_metadata}
-    (PTX ISA 9.7.14.6.3): the compressed A (16 x K/2), B (8 x K), C (16 x 8) and each lane's
-    metadata word (32 x 1) from the program's matrices; the numerics of warp-level MMA
-    (`for_instruction(profile, "mma_sync")`)."""
+def mma_sp(state: OracleState, op: MmaSp, profile: str) -> MatrixProduct:
+    """The inner products of D [16, 8] (uint32 codes; 16-bit D in the low half) of one warp-level
+    mma.sp{::ordered_metadata} (PTX ISA 9.7.14.6.3): the compressed A (16 x K/2), B (8 x K), C
+    (16 x 8) and each lane's metadata word (32 x 1) from the program's matrices; the numerics of
+    warp-level MMA (`for_instruction(profile, "mma_sync")`)."""
     _require_defined(op)
     family = isa.mma_sp_family(op.atype)
     if op.kind or op.block_scale or family == "i4":
@@ -91,12 +93,14 @@ def mma_sp(state: OracleState, op: MmaSp, profile: str) -> np.ndarray:
         raise UndefinedBehaviour(f"mma.sp reads registers the program does not carry: matrices {', '.join(missing)}")
     bits = tcgen05_isa.TYPE_BITS[op.atype]
     columns = sparse_positions(operands["e"][:, 0], bits, op.k, op.sparse_selector, mma_sp_fragments(bits, op.k).metadata)
-    return sparse_matmul(operands["a"], operands["b"], columns, operands["c"], op.atype, op.btype, op.dtype,
-                         for_instruction(profile, "mma_sync"), saturate=op.satfinite if op.dtype == "s32" else None)
+    return MatrixProduct(operands["a"], operands["b"], operands["c"], op.atype, op.btype, op.dtype,
+                         for_instruction(profile, "mma_sync"), columns=columns,
+                         saturate=op.satfinite if op.dtype == "s32" else None)
 
 
-def wgmma(state: OracleState, op: WgmmaMma, profile: str) -> np.ndarray:
-    """D codes [64, N] (uint32; 16-bit D in the low half) of one wgmma.mma_async{.sp}."""
+def wgmma(state: OracleState, op: WgmmaMma, profile: str) -> MatrixProduct:
+    """The inner products of D [64, N] (uint32 codes; 16-bit D in the low half) of one
+    wgmma.mma_async{.sp}."""
     _require_defined(op)
     if op.sparse and op.a_in_registers:
         raise NotModelled("sparse wgmma with A in registers is not modelled yet")
@@ -123,10 +127,10 @@ def wgmma(state: OracleState, op: WgmmaMma, profile: str) -> np.ndarray:
         c = np.zeros((isa.WGMMA_M, op.n), dtype=np.uint32)
     saturate = op.satfinite if op.dtype == "s32" else None
     if not op.sparse:
-        return numerics.matmul(a, b, c, op.atype, op.btype, op.dtype, profile, saturate=saturate)
+        return MatrixProduct(a, b, c, op.atype, op.btype, op.dtype, profile, saturate=saturate)
     e = _matrix(state, "e", (THREADS, 1))
     if e is None:
         raise UndefinedBehaviour('sparse wgmma reads its metadata register, and the program carries no matrix "e"')
     columns = sparse_positions(e[:, 0], tcgen05_isa.TYPE_BITS[op.atype], op.k, op.sparse_selector)
     # each row multiplies its stored A elements by the B rows its metadata selects
-    return sparse_matmul(a, b, columns, c, op.atype, op.btype, op.dtype, profile, saturate=saturate)
+    return MatrixProduct(a, b, c, op.atype, op.btype, op.dtype, profile, columns=columns, saturate=saturate)

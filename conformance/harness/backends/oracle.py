@@ -11,9 +11,11 @@ from __future__ import annotations
 from typing import Sequence
 
 from conformance.core.program import Program
-from conformance.core.state import NotModelled, UndefinedBehaviour
-from conformance.harness.backends.base import Observation, Progress, observe_each
-from oracles.execute import run
+from conformance.core.state import MachineState, NotModelled, UndefinedBehaviour
+from conformance.harness.backends.base import Observation, Progress
+from oracles.execute import run_many
+
+OBSERVED_TOGETHER = 64  # programs a call of the oracle evaluates together: their Hopper MMAs in one batch
 
 
 class OracleBackend:
@@ -26,15 +28,26 @@ class OracleBackend:
         return None
 
     def observe(self, programs: Sequence[Program], progress: Progress | None = None) -> list[Observation]:
-        return observe_each(self.observe_one, programs, progress)
+        """The oracle's observation of each program under this backend's profile (None: each
+        program's own), `OBSERVED_TOGETHER` programs at a time through `run_many` (their Hopper
+        MMAs evaluated in vectorised batches), progress after each slice."""
+        observations: list[Observation] = []
+        for start in range(0, len(programs), OBSERVED_TOGETHER):
+            part = programs[start:start + OBSERVED_TOGETHER]
+            observations += [_observation(p, outcome) for p, outcome in zip(part, run_many(part, self.profile))]
+            if progress:
+                progress(len(observations))
+        return observations
 
-    def observe_one(self, p: Program) -> Observation:
-        """The oracle's state of `p` under this backend's profile (None: the program's own)."""
-        try:
-            return Observation(p.case_id, state=run(p, self.profile))
-        except NotModelled as e:
-            return Observation(p.case_id, skip=f"not modelled: {e}")
-        except UndefinedBehaviour as e:
-            return Observation(p.case_id, error=f"undefined behaviour: {e}")
-        except ValueError as e:  # e.g. a profile with no datapath for the program's formats
-            return Observation(p.case_id, error=str(e))
+
+def _observation(p: Program, outcome: MachineState | Exception) -> Observation:
+    """A program's observation from what the oracle gave for it: its state, a skip when it does
+    not model the program, an error when its behaviour is undefined or the profile has no
+    datapath for its formats."""
+    if isinstance(outcome, NotModelled):
+        return Observation(p.case_id, skip=f"not modelled: {outcome}")
+    if isinstance(outcome, UndefinedBehaviour):
+        return Observation(p.case_id, error=f"undefined behaviour: {outcome}")
+    if isinstance(outcome, ValueError):  # e.g. a profile with no datapath for the program's formats
+        return Observation(p.case_id, error=str(outcome))
+    return Observation(p.case_id, state=outcome)
