@@ -89,6 +89,7 @@ the tables in docs/numerics.md).
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -135,7 +136,7 @@ class _Rand:
     def words(self, dtype, shape) -> np.ndarray:
         """Uniform random words of an unsigned integer dtype."""
         dt = np.dtype(dtype)
-        size = int(np.prod(shape))
+        size = math.prod(shape)
         raw = self.rng.bit_generator.random_raw(-(-size * dt.itemsize // 8))
         return raw.view(dt)[:size].reshape(shape)
 
@@ -356,10 +357,9 @@ def _place(job: _Job, a: np.ndarray, b: np.ndarray) -> None:
         return
     perms = job.r.rng.permuted(np.tile(np.arange(job.k), (blocks, 1)), axis=1)
     edges = np.linspace(0, job.n, blocks + 1).astype(np.int64)
-    for j in range(blocks):
-        rows = slice(edges[j], edges[j + 1])
-        a[rows] = a[rows][:, perms[j]]
-        b[rows] = b[rows][:, perms[j]]
+    columns = perms[np.repeat(np.arange(blocks), np.diff(edges))]  # each row's block's permutation
+    a[:] = np.take_along_axis(a, columns, axis=1)
+    b[:] = np.take_along_axis(b, columns, axis=1)
 
 
 # ------------------------------------------------------------------------------ float families

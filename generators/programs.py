@@ -203,17 +203,23 @@ def tcgen05_programs(draw, target: str, shape_class: mma.ShapeClass | None = Non
 INPUTS = ("exact", "discriminating")
 
 
-def _discriminating_operands(rng: np.random.Generator, op: WgmmaMma | MmaSp, k: int, m: int, n: int) -> dict[str, np.ndarray]:
-    """A (m x K), B (n x K) and C (m x n) codes from the discriminating vector families: row i of
-    A, row i of B and C[i, :] come from vector i, so D[i, i] is a designed inner product and the
-    other elements cross vectors (`generators.numeric_vectors.mix`)."""
+def _discriminating_operands(rng: np.random.Generator, op: WgmmaMma | MmaSp, k: int, m: int, n: int,
+                             count: int = 1) -> list[dict[str, np.ndarray]]:
+    """`count` sets of A (m x K), B (n x K) and C (m x n) codes from the discriminating vector
+    families, drawn in one call of `mix`: in each set, row i of A, row i of B and C[i, :] come
+    from one vector, so D[i, i] is a designed inner product and the other elements cross vectors
+    (`generators.numeric_vectors.mix`)."""
     pair = op.atype if op.atype == op.btype else (op.atype, op.btype)
     rows = max(m, n)
-    a, b, c, _ = numeric_vectors.mix(pair, op.dtype, k, rows, rng)
-    order = rng.permutation(rows)  # every family reaches the diagonal whatever N is
+    a, b, c, _ = numeric_vectors.mix(pair, op.dtype, k, rows * count, rng)
+    order = rng.permutation(rows * count)  # every family reaches the diagonal whatever N is
     a, b, c = a[order], b[order], c[order]
     as_words = lambda x: x.astype(np.int64).astype(np.uint32) & np.uint32((1 << (8 * x.dtype.itemsize)) - 1)  # noqa: E731
-    return {"a": as_words(a[:m]), "b": as_words(b[:n]), "c": np.repeat(as_words(c[:m])[:, None], n, axis=1)}
+    sets = []
+    for lo in range(0, rows * count, rows):
+        a_set, b_set, c_set = a[lo:lo + rows], b[lo:lo + rows], c[lo:lo + rows]
+        sets.append({"a": as_words(a_set[:m]), "b": as_words(b_set[:n]), "c": np.repeat(as_words(c_set[:m])[:, None], n, axis=1)})
+    return sets
 
 
 #: Metadata nibbles of 2:4 sparsity with the two indices in increasing order (the six patterns of
@@ -248,12 +254,13 @@ def _matrix(name: str, codes: np.ndarray) -> MatrixImage:
     return MatrixImage(name, codes.shape[0], codes.shape[1], codes.astype("<u4").tobytes())
 
 
-def _operand_codes(rng: np.random.Generator, op: WgmmaMma | MmaSp, inputs: str, m: int, n: int, k_stored: int) -> dict:
-    """A (m x stored K; None to let the image writer draw it), B (n x K) and C codes."""
+def _operand_codes(rng: np.random.Generator, op: WgmmaMma | MmaSp, inputs: str, m: int, n: int, k_stored: int,
+                   count: int = 1) -> list[dict]:
+    """`count` sets of A (m x stored K; None to let the image writer draw it), B (n x K) and C codes."""
     if inputs == "exact":
-        return {"a": rng.choice(exact_codes(op.atype), (m, k_stored)), "b": rng.choice(exact_codes(op.btype), (n, op.k)),
-                "c": rng.choice(exact_codes(op.dtype, accumulator=True), (m, n))}
-    return _discriminating_operands(rng, op, op.k, m, n)
+        return [{"a": rng.choice(exact_codes(op.atype), (m, k_stored)), "b": rng.choice(exact_codes(op.btype), (n, op.k)),
+                 "c": rng.choice(exact_codes(op.dtype, accumulator=True), (m, n))} for _ in range(count)]
+    return _discriminating_operands(rng, op, op.k, m, n, count)
 
 
 def _compressed(codes: dict, rng: np.random.Generator, fragment, op, inputs: str) -> MatrixImage:
@@ -266,6 +273,16 @@ def _compressed(codes: dict, rng: np.random.Generator, fragment, op, inputs: str
     return _matrix("e", e[:, None])
 
 
+def _hopper_op(draw, target: str, forms: str) -> WgmmaMma | MmaSp:
+    """A wgmma or mma.sp instruction of `forms` (see `hopper_programs`)."""
+    if forms == "modelled":
+        return draw(st.one_of(legal.wgmma(target, reach="compact", sparse=False),
+                              legal.wgmma(target, reach="compact", sparse=True, a_in_registers=False),
+                              legal.mma_sp(target).filter(lambda o: hopper_isa.mma_sp_family(o.atype) != "i4"
+                                                          and (o.atype == o.btype or hopper_isa.mma_sp_family(o.atype) != "f8"))))
+    return draw(st.one_of(legal.wgmma(target, reach="compact"), legal.mma_sp(target)))
+
+
 @st.composite
 def hopper_programs(draw, target: str = "sm_90a", inputs: str = "exact", forms: str = "any") -> Program:
     """A wgmma (operands in shared memory with its image, the register operands as matrices) or an
@@ -276,36 +293,54 @@ def hopper_programs(draw, target: str = "sm_90a", inputs: str = "exact", forms: 
     4-bit integers and mixed e4m3 x e5m2)."""
     if inputs not in INPUTS:
         raise ValueError(f"inputs must be one of {INPUTS}, not {inputs!r}")
-    if forms == "modelled":
-        op = draw(st.one_of(legal.wgmma(target, reach="compact", sparse=False),
-                            legal.wgmma(target, reach="compact", sparse=True, a_in_registers=False),
-                            legal.mma_sp(target).filter(lambda o: hopper_isa.mma_sp_family(o.atype) != "i4"
-                                                        and (o.atype == o.btype or hopper_isa.mma_sp_family(o.atype) != "f8"))))
-    else:
-        op = draw(st.one_of(legal.wgmma(target, reach="compact"), legal.mma_sp(target)))
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    images = _Images([np.zeros(16, np.uint8)], np.zeros((1, 0, 0), np.uint32))
+    op = _hopper_op(draw, target, forms)
+    return hopper_data_sets(op, draw(st.integers(0, 2**32 - 1)), target, inputs, 1)[0]
+
+
+@st.composite
+def hopper_program_sets(draw, target: str = "sm_90a", inputs: str = "exact", forms: str = "any",
+                        data_sets: int = 1) -> list[Program]:
+    """`data_sets` programs of one drawn instruction (as `hopper_programs` draws it: its form,
+    descriptors and layouts), each with operand data of its own (`hopper_data_sets`)."""
+    if inputs not in INPUTS:
+        raise ValueError(f"inputs must be one of {INPUTS}, not {inputs!r}")
+    op = _hopper_op(draw, target, forms)
+    return hopper_data_sets(op, draw(st.integers(0, 2**32 - 1)), target, inputs, data_sets)
+
+
+def hopper_data_sets(op: WgmmaMma | MmaSp, seed: int, target: str, inputs: str, count: int) -> list[Program]:
+    """`count` programs of the instruction `op`, the operand data of each drawn from a generator
+    seeded with `seed` (discriminating vectors for all of them in one call, the fixed cost of
+    which dominates at one program's size); one program when the instruction takes no operand
+    data (mma.sp with 4-bit integers). One set gives `hopper_programs`' program."""
+    rng = np.random.default_rng(seed)
     profile = "exact" if inputs == "exact" else "sm_90a"
     if isinstance(op, MmaSp):
         if hopper_isa.mma_sp_family(op.atype) == "i4":  # no exact-code table for 4-bit integers: no operands
-            return Program(target=target, ops=(op,), profile=profile, label=op.OP)
-        codes = _operand_codes(rng, op, inputs, 16, 8, op.k // 2)
-        e = _compressed(codes, rng, mma_sp_fragments(mma.TYPE_BITS[op.atype], op.k).metadata, op, inputs)
-        matrices = (_matrix("a", codes["a"]), _matrix("b", codes["b"]), _matrix("c", codes["c"]), e)
-        return Program(target=target, ops=(op,), profile=profile, matrices=matrices, label=op.OP)
+            return [Program(target=target, ops=(op,), profile=profile, label=op.OP)]
+        fragment = mma_sp_fragments(mma.TYPE_BITS[op.atype], op.k).metadata
+        programs = []
+        for codes in _operand_codes(rng, op, inputs, 16, 8, op.k // 2, count):
+            e = _compressed(codes, rng, fragment, op, inputs)
+            matrices = (_matrix("a", codes["a"]), _matrix("b", codes["b"]), _matrix("c", codes["c"]), e)
+            programs.append(Program(target=target, ops=(op,), profile=profile, matrices=matrices, label=op.OP))
+        return programs
     k = hopper_isa.WGMMA_TYPES[hopper_isa.wgmma_type_family(op.atype)].k_dense  # stored A columns
-    codes = _operand_codes(rng, op, inputs, hopper_isa.WGMMA_M, op.n, k)
-    matrices = ()
-    if op.sparse:
-        matrices += (_compressed(codes, rng, WGMMA_METADATA[mma.TYPE_BITS[op.atype]], op, inputs),)
-    if op.a_in_registers:
-        matrices += (_matrix("a", codes["a"]),)
-    else:
-        _smem_operand(images, rng, 0, op.a_desc, not op.imm_trans_a, hopper_isa.WGMMA_M, k, op.atype, False, "sm90", codes["a"])
-    _smem_operand(images, rng, 0, op.b_desc, not op.imm_trans_b, op.n, op.k, op.btype, False, "sm90", codes["b"])
-    matrices += (_matrix("c", codes["c"]),)
-    return Program(target=target, ops=(op,), profile=profile, smem=(SmemSegment(0, images.smem[0].tobytes()),),
-                   matrices=matrices, label=op.OP)
+    programs = []
+    for codes in _operand_codes(rng, op, inputs, hopper_isa.WGMMA_M, op.n, k, count):
+        images = _Images([np.zeros(16, np.uint8)], np.zeros((1, 0, 0), np.uint32))
+        matrices = ()
+        if op.sparse:
+            matrices += (_compressed(codes, rng, WGMMA_METADATA[mma.TYPE_BITS[op.atype]], op, inputs),)
+        if op.a_in_registers:
+            matrices += (_matrix("a", codes["a"]),)
+        else:
+            _smem_operand(images, rng, 0, op.a_desc, not op.imm_trans_a, hopper_isa.WGMMA_M, k, op.atype, False, "sm90", codes["a"])
+        _smem_operand(images, rng, 0, op.b_desc, not op.imm_trans_b, op.n, op.k, op.btype, False, "sm90", codes["b"])
+        matrices += (_matrix("c", codes["c"]),)
+        programs.append(Program(target=target, ops=(op,), profile=profile, smem=(SmemSegment(0, images.smem[0].tobytes()),),
+                                matrices=matrices, label=op.OP))
+    return programs
 
 
 DATA_MOVEMENT_SMEM_BYTES = 32 * 1024  # the shared-memory image a data-movement program's tcgen05.cp reads from

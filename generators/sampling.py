@@ -3,11 +3,16 @@ determines the list, so a run is replayable from its printed seed.
 
 Hypothesis tries the simplest example (every choice at its minimum) first in each `@given`
 run, whatever the seed; that draw is skipped (unless the strategy has no other), so every
-example depends on the seed."""
+example depends on the seed.
+
+Hypothesis (6.131 on) also mixes into its draws constants read from the source of every local
+module imported so far; `seed_only_draws` turns that off, so that a seed draws the same examples
+whatever the command imported before."""
 
 from __future__ import annotations
 
-from typing import TypeVar
+import contextlib
+from typing import Iterator, TypeVar
 
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
@@ -42,3 +47,29 @@ def draw_examples(strategy: st.SearchStrategy[T], count: int, seed: int) -> list
         if len(examples) == before and round_ > 10:
             raise RuntimeError(f"the strategy yields no more examples after {before}")
     return examples
+
+
+@contextlib.contextmanager
+def seed_only_draws() -> Iterator[None]:
+    """Hypothesis (6.131 on) mixes into its draws constants read from the source of every local
+    module imported so far (`providers._get_local_constants`, a private hook), so one seed gave
+    other programs to `run` and to `export`, which import different modules before drawing. The
+    hook is pinned to no constants while programs are drawn; a Hypothesis without it is left as is."""
+    try:
+        from hypothesis.internal.conjecture import providers
+        from hypothesis.internal.constants_ast import Constants
+    except ImportError:
+        yield
+        return
+    original = getattr(providers, "_get_local_constants", None)
+    if original is None:
+        yield
+        return
+    none = Constants()
+    providers._get_local_constants = lambda: none
+    providers.CONSTANTS_CACHE.cache.clear()
+    try:
+        yield
+    finally:
+        providers._get_local_constants = original
+        providers.CONSTANTS_CACHE.cache.clear()
