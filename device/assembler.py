@@ -79,6 +79,31 @@ def assemble(ptx: str, arch: str) -> Assembly:
     return Assembly(False, diagnostics, log)
 
 
+class LinkError(RuntimeError):
+    """nvJitLink refused a module; the message holds its log."""
+
+
+def cubin(ptx: str, arch: str) -> bytes:
+    """A PTX module linked for `arch` (e.g. "sm_90a") by nvJitLink into a cubin: CPU only, so
+    processes without a GPU (or without cuda-core) can assemble kernels ahead of their launch."""
+    nvjitlink = _nvjitlink()
+    handle = nvjitlink.create(1, [f"-arch={arch}"])
+    try:
+        data = ptx.encode()
+        try:
+            nvjitlink.add_data(handle, nvjitlink.InputType.PTX, data, len(data), "kernel.ptx")
+            nvjitlink.complete(handle)
+        except nvjitlink.nvJitLinkError:
+            log = bytearray(nvjitlink.get_error_log_size(handle))
+            nvjitlink.get_error_log(handle, log)
+            raise LinkError(" ".join(log.decode(errors="replace").rstrip("\x00").split()) or "nvJitLink failed") from None
+        code = bytearray(nvjitlink.get_linked_cubin_size(handle))
+        nvjitlink.get_linked_cubin(handle, code)
+        return bytes(code)
+    finally:
+        nvjitlink.destroy(handle)
+
+
 def module_header(arch: str) -> str:
     return f".version {PTX_VERSION}\n.target {arch}\n.address_size 64\n"
 

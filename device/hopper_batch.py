@@ -11,7 +11,7 @@ the threads by the ISA's fragments (`conformance.core.isa.fragments`: wgmma's `W
 from __future__ import annotations
 
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -87,13 +87,27 @@ def unpack_d(form: HopperForm, out: np.ndarray) -> np.ndarray:
     return unpack_registers(words, *register_elements(fragment, bits), bits, _shape(fragment), np.uint32)
 
 
+def pack_d(form: HopperForm, d: np.ndarray) -> np.ndarray:
+    """The words [B, threads, words_out] the kernel stores for D codes [B, M, N]: the inverse of
+    `unpack_d` (what a GPU computing exactly D would leave)."""
+    _, fragment, bits = register_layouts(form.op)[-1]
+    words = pack_registers(d, *register_elements(fragment, bits), bits)  # [B, registers, threads]
+    return np.ascontiguousarray(words.transpose(0, 2, 1))
+
+
 class HopperRunner:
-    """Runs Hopper programs on one GPU; kernels are compiled once per form."""
+    """Runs Hopper programs on one GPU; kernels are compiled once per form. `seconds` adds up the
+    time of each stage of the launches: copy in, launch (until the GPU is done), read back."""
 
     def __init__(self, gpu, arch: str = "sm_90a"):
         self.gpu, self.arch = gpu, arch
         self.kernels: dict[str, object] = {}
-        self.gpu_seconds = 0.0
+        self.seconds: Counter = Counter()
+
+    @property
+    def gpu_seconds(self) -> float:
+        """Seconds of copies in, launches and copies back."""
+        return sum(self.seconds.values())
 
     def kernel(self, form: HopperForm):
         text = hopper_kernel(form)
@@ -101,17 +115,32 @@ class HopperRunner:
             self.kernels[text] = self.gpu.load(text, self.arch).get_kernel("hopper_batch")
         return self.kernels[text]
 
-    def run_batch(self, batch: Batch) -> np.ndarray:
-        """D codes [B, M, N] of one packed batch."""
+    def load_cubin(self, text: str, code: bytes) -> None:
+        """Take the kernel of PTX `text` from its cubin `code` (assembled elsewhere)."""
+        from cuda.core import ObjectCode
+
+        self.kernels[text] = ObjectCode.from_cubin(code).get_kernel("hopper_batch")
+
+    def launch_batch(self, batch: Batch) -> np.ndarray:
+        """The words [B, threads, words_out] the kernel stores for one packed batch."""
         kernel = self.kernel(batch.form)
         started = time.perf_counter()
         ins = [self.gpu.to_device(x) for x in (batch.images, batch.control, batch.registers)]
         out = self.gpu.empty((len(batch.images), batch.form.threads, batch.form.words_out), np.uint32)
+        copied = time.perf_counter()
         self.gpu.launch(kernel, len(batch.images), batch.form.threads, batch.smem_bytes, *ins, out,
                         np.uint32(batch.smem_bytes))
+        self.gpu.sync()
+        ran = time.perf_counter()
         words = self.gpu.to_host(out)
-        self.gpu_seconds += time.perf_counter() - started
-        return unpack_d(batch.form, words)
+        self.seconds["copy_in"] += copied - started
+        self.seconds["launch"] += ran - copied
+        self.seconds["read_back"] += time.perf_counter() - ran
+        return words
+
+    def run_batch(self, batch: Batch) -> np.ndarray:
+        """D codes [B, M, N] of one packed batch."""
+        return unpack_d(batch.form, self.launch_batch(batch))
 
     def run(self, programs: Sequence[Program], finished: Callable[[int, np.ndarray | Exception], None]) -> None:
         """Run every program, calling finished(index, D codes or the exception that stopped it):

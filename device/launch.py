@@ -1,4 +1,4 @@
-"""The launch path: compile PTX to a cubin with nvJitLink, load it, launch kernels (in clusters,
+"""The launch path: compile PTX to a cubin with nvJitLink (`device.assembler.cubin`), load it, launch kernels (in clusters,
 with more than 48 KiB of dynamic shared memory where asked) and move arrays in bulk, through
 cuda-python (`cuda.core` for linking, loading, allocation and launches; the driver API of
 `cuda.bindings` for host <-> device copies and kernel attributes).
@@ -10,10 +10,13 @@ that must survive a faulting kernel runs it in a process of its own (`device.gpu
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from device.assembler import cubin
 
 DEFAULT_SHARED_LIMIT = 48 * 1024  # dynamic shared memory a kernel may use without opting in
 
@@ -31,12 +34,22 @@ def _check(result: tuple) -> Any:
     return rest[0] if len(rest) == 1 else rest
 
 
-def cubin(ptx: str, arch: str) -> bytes:
-    """A PTX module linked for `arch` (e.g. "sm_90a") by nvJitLink: CPU only, so worker processes
-    without a GPU context can assemble kernels ahead of their launch."""
-    from cuda.core import Linker, LinkerOptions, ObjectCode
+def visible_devices() -> list[str]:
+    """The CUDA devices this process may use, each as the CUDA_VISIBLE_DEVICES value that gives a
+    process that device alone: the entries of CUDA_VISIBLE_DEVICES when it is set (as far as the
+    driver takes them: it stops at the first it cannot use), else one ordinal per device the driver
+    counts. GpuUnavailable when there is no driver."""
+    from cuda.bindings import driver
 
-    return bytes(Linker(ObjectCode.from_ptx(ptx.encode()), options=LinkerOptions(arch=arch)).link("cubin").code)
+    try:
+        _check(driver.cuInit(0))
+        count = _check(driver.cuDeviceGetCount())
+    except RuntimeError as e:
+        raise GpuUnavailable(f"no CUDA device: {e}") from None
+    listed = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if listed is None:
+        return [str(i) for i in range(count)]
+    return [entry.strip() for entry in listed.split(",")][:count]
 
 
 @dataclass
