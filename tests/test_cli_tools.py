@@ -21,7 +21,8 @@ from conformance.cli import main, parser
 ROOT = Path(__file__).resolve().parents[1]
 SUBCOMMANDS = [["run"], ["replay"], ["export"], ["legality"], ["decode"], ["vectors", "check"], ["numerics"],
                ["numerics", "measure"], ["numerics", "fit"], ["numerics", "sweep"], ["numerics", "catch-rates"], ["numerics", "probes"], ["probe"],
-               ["campaign"], ["bench"], ["mutants"], ["fuzz"], ["lint"], ["import"], ["spellings"], ["lint-agreement"], ["peers"]]
+               ["campaign"], ["cache"], ["cache", "info"], ["cache", "clear"], ["bench"],
+               ["mutants"], ["fuzz"], ["lint"], ["import"], ["spellings"], ["lint-agreement"], ["peers"]]
 SUBNORMAL_SAMPLES = ROOT / "reports" / "numerics" / "h100-subnormal-samples.npz"
 SUBNORMAL_FIT = ROOT / "reports" / "numerics" / "h100-subnormal-fit.json"
 
@@ -155,6 +156,16 @@ def _bad_usage_cases(tmp: Path) -> list[list[str]]:
         ["campaign", "--json", report, "--cases", str(a_file)],
         ["campaign", "--json", report, "--reference", "no such backend"],
         ["campaign", "--json", report, "--reference", "sim:/nonexistent/simulator"],
+        ["campaign", "--json", report, "--gpus", "0"],
+        ["campaign", "--json", report, "--gpus", "some"],
+        ["campaign", "--json", report, "--data-sets", "0"],
+        ["campaign", "--json", report, "--timeout", "0"],
+        ["campaign", "--json", report, "--timeout", "nan"],
+        ["campaign", "--json", report, "--shard", "0/3"],
+        ["campaign", "--json", report, "--shard", "4/3"],
+        ["campaign", "--json", report, "--shard", "2"],
+        ["cache"],
+        ["cache", "trim"],
         ["numerics"],
         ["numerics", "measure"],
         ["numerics", "measure", "--json", report, "--count", "0"],
@@ -282,53 +293,38 @@ class _FakeGpu:
         return types.SimpleNamespace(get_kernel=lambda entry: (entry, arch))
 
 
-def _fake_cubin(ptx: str, arch: str) -> bytes:
-    """Stands in for nvJitLink in the campaign's assembly pool (a worker imports it from this module)."""
-    assert arch == "sm_90a"
-    return ptx.encode()
-
-
 def test_campaign_finds_a_planted_difference_and_writes_its_report(tmp_path, capsys, monkeypatch):
-    """campaign as the CLI runs it, with a stand-in GPU that returns the oracle's D, except for one
-    word of the third program: exactly that program is reported, decoded and written for replay."""
+    """campaign as the CLI runs it on a host with two stand-in GPUs (tests/fake_launchers.py, in
+    worker processes of their own) that return the oracle's D, except for one bit of one program:
+    exactly that program is reported, decoded and written for replay."""
+    pytest.importorskip("cuda.bindings.nvjitlink", reason="the producers assemble kernels with nvJitLink")
     import conformance.cli.campaign as cli_campaign
     import conformance.tools.campaign as tool
-    import device.hopper_batch
-    from conformance.harness.judge import profile_for
-    from oracles.execute import run
+    import device.launch
 
-    class Runner:
-        def __init__(self, gpu):
-            self.kernels, self.gpu_seconds, self.ran, self.arch = {}, 0.5, 0, "sm_90a"
-
-        def run(self, programs, finished):
-            for i, p in enumerate(programs):
-                d = run(p, profile_for(p)).hopper_d.copy()
-                if self.ran == 2:
-                    d.flat[5] ^= 1
-                self.ran += 1
-                finished(i, d)
-
-    loaded = types.SimpleNamespace(get_kernel=lambda entry: entry)
-    _fake_cuda_core(monkeypatch, _NoDevice)
-    sys.modules["cuda.core"].ObjectCode = types.SimpleNamespace(from_cubin=lambda code: loaded)
-    monkeypatch.setattr(cli_campaign, "hopper_gpu_or_skip", lambda command: _FakeGpu())
-    monkeypatch.setattr(device.hopper_batch, "HopperRunner", Runner)
-    monkeypatch.setattr(tool, "cubin", _fake_cubin)
+    monkeypatch.setattr(cli_campaign, "hopper_gpu_or_skip", lambda command: None)
+    monkeypatch.setattr(device.launch, "visible_devices", lambda: ["0", "1"])
+    monkeypatch.setattr(tool, "GPU_LAUNCHER", "tests.fake_launchers:flip_on_0")
+    monkeypatch.setenv("FAKE_LAUNCHER_MARKERS", str(tmp_path))
+    monkeypatch.setenv("TCGEN05_CACHE", str(tmp_path / "kernels"))
     report, cases = tmp_path / "report.json", tmp_path / "cases"
-    argv = ["campaign", "--programs", "6", "--seed", "5", "--jobs", "1", "--json", str(report), "--cases", str(cases)]
+    argv = ["campaign", "--programs", "6", "--seed", "5", "--jobs", "1", "--data-sets", "2", "--json", str(report),
+            "--cases", str(cases)]
     assert main(argv) == 1
     written = json.loads(report.read_text())
     assert written["command"] == "tcgen05-conformance " + " ".join(argv) and "CPUs" in written["machine"]
-    assert (written["gpu"], written["reference"], written["programs"], written["mismatches"]) == ("stand-in H100", "oracle", 6, 1)
+    assert (written["gpu"], written["reference"], written["programs"], written["mismatches"]) == (
+        "stand-in GPU 0, stand-in GPU 1", "oracle", 6, 1)
     # wgmma judged by sm_90a, warp-level mma.sp by its measured mma.sync variant (the judge's choice)
     assert set(written["profiles"]) <= {"sm_90a", "sm_90a.mma_sync"} and sum(written["profiles"].values()) == 6
     assert written["profile"] == ", ".join(sorted(written["profiles"]))
-    assert written["errors"] == 0 and written["mismatched_words"] == 1 and written["kernel_forms"] > 0
+    assert [g["device"] for g in written["gpus"]] == ["0", "1"] and written["instructions"] == 3
+    assert written["errors"] == 0 and written["mismatched_words"] == 1 and written["launches"] > 0
     failure = written["failures"][0]
     assert failure["status"] == "fail" and failure["diff"]["mismatched"] == 1
     assert sorted(p.name for p in cases.iterdir()) == [f"{failure['case_id']}.json"]
-    assert "6 programs" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "6 programs" in err and "gpu_workers  launch" in err
 
 
 def test_numerics_measure_end_to_end_with_a_stand_in_gpu(tmp_path, capsys, monkeypatch):

@@ -15,8 +15,10 @@ from conformance.core.isa.mma import TYPE_BITS
 from conformance.core.program import MatrixImage, ProgramError, dumps, loads
 from conformance.harness.backends.hopper import HopperBackend, reason_for
 from conformance.harness.runner import execute
-from conformance.tools.campaign import input_formats, prepare
-from device.hopper_batch import pack, unpack_d
+from conformance.tools.campaign import Settings, draw_chunk, input_formats, prepare
+from conformance.tools.stages import Stages
+from device.hopper_batch import pack, pack_d, unpack_d
+from device.kernel_cache import KernelCache
 from device.ptx.kernels import HOPPER_CONTROL_BYTES, hopper_form, hopper_kernel
 from generators.programs import hopper_programs
 from generators.sampling import draw_examples
@@ -101,6 +103,7 @@ def test_registers_follow_the_isa_fragments_and_d_unpacks_back(p):
         assert np.array_equal(words[:, -1], p.matrix("e")[:, 0])
     d_words = batch.registers[:, :, first_c:first_c + batch.form.words_out]
     assert np.array_equal(unpack_d(batch.form, d_words)[0], c)
+    assert np.array_equal(pack_d(batch.form, c[None]), d_words)  # D leaves the threads as C came in
 
 
 def test_the_sample_reads_a_from_registers_and_from_shared_memory():
@@ -163,14 +166,20 @@ def test_skip_reasons(monkeypatch):
     assert skipped and all(s.status == "skip" and s.detail.startswith("no reference state from oracle: not modelled") for s in skipped)
 
 
-def test_campaign_chunks_alternate_inputs_and_name_their_kernels():
-    first, second = prepare(0, 3, 3), prepare(1, 3, 3)
-    assert (first["inputs"], second["inputs"]) == ("exact", "discriminating")
-    for chunk in (first, second):
-        assert [hopper_kernel(hopper_form(p)) for p in chunk["programs"]] == chunk["texts"]
-        assert all(e.state.hopper_d.shape == ((64, p.ops[0].n) if p.ops[0].OP == "wgmma.mma_async" else (16, 8))
-                   for p, e in zip(chunk["programs"], chunk["expected"]) if e.state is not None)
-        assert chunk["profiles"] == ["sm_90a.mma_sync" if p.ops[0].OP == "mma.sp" else "sm_90a" for p in chunk["programs"]]
+def test_campaign_chunks_alternate_inputs_and_group_their_kernels(tmp_path):
+    settings = Settings(programs=6, seed=3, data_sets=1, chunk=3)
+    first, second = (prepare(c, settings, KernelCache(str(tmp_path), assemble=lambda ptx, arch: ptx.encode()), Stages())
+                     for c in (0, 1))
+    assert (first[0]["inputs"], second[0]["inputs"]) == ("exact", "discriminating")
+    for (chunk, details), c in ((first, 0), (second, 1)):
+        programs = draw_chunk(c, settings)[1]
+        assert sorted(p.case_id for group_programs, _ in details for p in group_programs) == sorted(p.case_id for p in programs)
+        for group, (group_programs, expected) in zip(chunk["groups"], details):
+            assert {hopper_kernel(hopper_form(p)) for p in group_programs} == {group.text} and group.cubin == group.text.encode()
+            assert group.expected_d.shape == (len(group_programs), *expected[0].state.hopper_d.shape)
+            assert all(e.state.hopper_d.shape == ((64, p.ops[0].n) if p.ops[0].OP == "wgmma.mma_async" else (16, 8))
+                       for p, e in zip(group_programs, expected))
+            assert group.profile == ("sm_90a.mma_sync" if group_programs[0].ops[0].OP == "mma.sp" else "sm_90a")
     mixed = [p for p in DISCRIMINATING + EXACT if p.ops[0].atype != p.ops[0].btype]
     assert all(len(input_formats(p)) == 2 for p in mixed)
 

@@ -1,5 +1,5 @@
-"""`campaign`: a large differential run of Hopper programs on an sm_90 GPU, the work spread over
-every core of the host (`conformance.tools.campaign`)."""
+"""`campaign`: a large differential run of Hopper programs on every sm_90 GPU of the host, the work
+spread over every core (`conformance.tools.campaign`)."""
 
 from __future__ import annotations
 
@@ -8,48 +8,102 @@ import os
 import sys
 
 from conformance.cli.common import (
-    EXIT_FAILED, EXIT_OK, GPU_EXIT_STATUSES, JOBS_LIMIT, backend_spec, command_line, count, hopper_gpu_or_skip, machine,
-    output_file,
-    output_folder, seed, write_json,
+    EXIT_FAILED, EXIT_OK, GPU_EXIT_STATUSES, JOBS_LIMIT, NothingRan, UsageError, backend_spec, command_line, count,
+    hopper_gpu_or_skip, machine, output_file, output_folder, seconds, seed, shard, write_json,
 )
 from conformance.harness.backends.registry import DEFAULT_REFERENCE
 
 PROGRAM_LIMIT = 10**9
 
 
+def gpus(text: str) -> int | None:
+    """A GPU count, or "all" (None)."""
+    return None if text == "all" else count(1, 4096, "GPU count")(text)
+
+
 def add(sub) -> None:
     cam = sub.add_parser(
-        "campaign", help="a large differential run of Hopper programs (wgmma, mma.sp) on an sm_90 GPU, spread over "
+        "campaign", help="a large differential run of Hopper programs (wgmma, mma.sp) on every sm_90 GPU, spread over "
                          "every core (docs/device.md)",
         description="Draw Hopper programs (every form the oracle models, exact and discriminating inputs), have the "
                     "reference (default the oracle) observe their expected D under the Hopper profile (sm_90a; mma.sp "
-                    "sm_90a.mma_sync) in worker processes, run them on GPU 0 in batches and judge D bit for bit as run "
-                    "does. Needs cuda-core and an sm_90 GPU (H100, H200).",
+                    "sm_90a.mma_sync) in producer processes, run them on the GPUs in batches (one worker process per "
+                    "GPU) and judge D bit for bit as run does. Needs cuda-core and sm_90 GPUs (H100, H200), except with "
+                    "--host-only.",
         epilog=GPU_EXIT_STATUSES)
     cam.add_argument("--programs", type=count(1, PROGRAM_LIMIT, "program count"), default=100_000, metavar="N",
                      help="programs to run, e.g. 180000 or 1.8e5 (default 1e5)")
     cam.add_argument("--seed", type=seed, default=0, help="generation seed (default 0)")
     cam.add_argument("--jobs", type=count(1, JOBS_LIMIT, "worker count"), default=os.cpu_count() or 1, metavar="N",
-                     help="worker processes drawing programs and computing expected states (default: every core)")
-    cam.add_argument("--json", required=True, type=output_file, metavar="FILE",
-                     help="write the report here (GPU, command, programs, inner products per format, mismatches, "
-                          "seconds, throughput)")
-    cam.add_argument("--cases", type=output_folder, metavar="DIR",
-                     help="write each failing program here as <case id>.json, for replay")
+                     help="producer processes drawing programs, computing expected states and assembling kernels "
+                          "(default: every core)")
     cam.add_argument("--reference", type=backend_spec, default=DEFAULT_REFERENCE, metavar="NAME",
                      help=f"the backend whose D the GPU's must equal: any backend spec that observes states, as for run "
                           f"(default {DEFAULT_REFERENCE})")
+    cam.add_argument("--gpus", type=gpus, default=None, metavar="N|all",
+                     help="GPUs to use, one worker process each: the first N that CUDA_VISIBLE_DEVICES leaves visible, "
+                          "or all of them (default all); with --host-only, N stand-in workers (default 1)")
+    cam.add_argument("--data-sets", type=count(1, 4096, "data-set count"), default=8, metavar="N",
+                     help="operand data sets per drawn instruction: each instruction (form, descriptors, layouts) runs "
+                          "as N programs with data of their own (default 8; 1: every program its own instruction)")
+    cam.add_argument("--no-batch-oracle", action="store_true",
+                     help="the reference observes each program on its own instead of a chunk's programs together (the "
+                          "oracle then evaluates one program's inner products per call)")
+    cam.add_argument("--no-cache", action="store_true",
+                     help="assemble every kernel form afresh (once per run) instead of keeping cubins in the kernel "
+                          "cache ($TCGEN05_CACHE or ~/.cache/tcgen05-conformance/kernels)")
+    cam.add_argument("--host-only", action="store_true",
+                     help="run every host stage and no launch (D is the reference's own): measures the host side "
+                          "without a GPU")
+    cam.add_argument("--timeout", type=seconds, default=300.0, metavar="S",
+                     help="a launch still running after S seconds is a hang: its cases are charged as errors and the "
+                          "GPU's worker is restarted (default 300)")
+    cam.add_argument("--shard", type=shard, default=(1, 1), metavar="I/N",
+                     help="run shard I of N: the chunks c with c mod N = I - 1 (the shards of a seed divide its "
+                          "programs; default 1/1)")
+    cam.add_argument("--json", required=True, type=output_file, metavar="FILE",
+                     help="write the report here (GPUs, command, programs, inner products per format, mismatches, "
+                          "time per stage, throughput)")
+    cam.add_argument("--cases", type=output_folder, metavar="DIR",
+                     help="write each failing program here as <case id>.json, for replay")
     cam.set_defaults(func=cmd_campaign)
 
 
-def cmd_campaign(args: argparse.Namespace) -> int:
-    gpu = hopper_gpu_or_skip("campaign")
-    from conformance.tools.campaign import campaign
+def devices_for(args: argparse.Namespace) -> list[str | None]:
+    """One entry per GPU worker: CUDA_VISIBLE_DEVICES values, or None each with --host-only."""
+    if args.host_only:
+        return [None] * (args.gpus or 1)
+    from device.launch import GpuUnavailable, visible_devices
 
-    report = campaign(gpu, args.programs, args.seed, args.jobs, args.cases, reference=args.reference)
+    try:
+        visible = visible_devices()
+    except GpuUnavailable as e:
+        raise NothingRan(str(e)) from None
+    if args.gpus is not None and args.gpus > len(visible):
+        raise UsageError(f"--gpus {args.gpus}: only {len(visible)} GPU{'s are' if len(visible) != 1 else ' is'} visible")
+    return visible[:args.gpus] if args.gpus is not None else visible
+
+
+def cmd_campaign(args: argparse.Namespace) -> int:
+    if not args.host_only:
+        hopper_gpu_or_skip("campaign")
+    devices = devices_for(args)
+    from conformance.tools import campaign as tool
+    from device.kernel_cache import default_directory
+
+    settings = tool.Settings(args.programs, args.seed, args.data_sets, not args.no_batch_oracle, default_directory(), args.shard,
+                             reference=args.reference)
+    launcher = tool.HOST_ONLY if args.host_only else tool.GPU_LAUNCHER
+    try:
+        report = tool.campaign(settings, args.jobs, devices, launcher, args.cases, args.timeout, keep_cache=not args.no_cache)
+    except tool.NoWorkerCouldRun as e:
+        raise NothingRan(str(e)) from None
     report["command"] = command_line(args)
     report["machine"] = machine()
     write_json(args.json, report)
+    print(tool.stage_table(report), file=sys.stderr)
+    t = report["throughput"]
     print(f"{report['programs']} programs, {report['inner_products_total']} inner products, {report['mismatches']} "
-          f"mismatched, {report['errors']} errors, {report['seconds']} s; report: {args.json}", file=sys.stderr)
+          f"mismatched, {report['errors']} errors, {report['seconds']} s ({t['programs_per_s_end_to_end']} programs/s end "
+          f"to end, {t['programs_per_s_gpu']} on the GPUs); report: {args.json}", file=sys.stderr)
     return EXIT_OK if report["mismatches"] == 0 and report["errors"] == 0 else EXIT_FAILED

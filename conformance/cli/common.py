@@ -124,6 +124,20 @@ def seconds(text: str) -> float:
     return value
 
 
+def shard(text: str) -> tuple[int, int]:
+    """A shard I/N of a run: 1 <= I <= N <= 10^6, e.g. 2/3."""
+    index, slash, total = text.partition("/")
+    try:
+        value = (int(index), int(total)) if slash else None
+    except ValueError:
+        value = None
+    if value is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a shard (I/N, e.g. 2/3)")
+    if not 1 <= value[0] <= value[1] <= 10**6:
+        raise argparse.ArgumentTypeError(f"{text}: a shard I/N needs 1 <= I <= N <= 1,000,000")
+    return value
+
+
 def output_file(text: str) -> str:
     """A file to write: its folder must exist and it must not be a folder itself."""
     folder = os.path.dirname(text) or "."

@@ -1,27 +1,60 @@
-"""A large differential run of Hopper programs on an sm_90 GPU with the work spread over the host,
-the `campaign` subcommand.
+"""A large differential run of Hopper programs on every sm_90 GPU of the host, the work spread over
+its cores: the `campaign` subcommand.
 
-Worker processes draw programs (`generators.programs.hopper_programs`, the forms the oracle models:
+The run is cut into chunks of `CHUNK` programs. Producer processes (`jobs` of them) each take a
+chunk, draw its programs (`generators.programs.hopper_program_sets`, the forms the oracle models:
 wgmma dense with A in shared memory or registers and sparse, over every layout the generator
-reaches, C in registers; warp-level mma.sp with every operand in registers), alternating chunks
-of exact and discriminating inputs, and have the reference (any backend spec that observes
-states, default the oracle) observe the expected D under the profile the judge picks for each
-program (`expected_states`: `sm_90a`, `sm_90a.mma_sync` for mma.sp); a second pool assembles each
-kernel form once, as soon as a finished chunk shows it; the main process launches them in
-batches (`device.hopper_batch`) and compares D bit for bit, judging a failing program as `run`
-does (`verdict`: the decoded first mismatches) and writing it to `cases_dir` for `replay`. The
-report holds the GPU, the reference, the programs per judging profile, inner products per input
-format, mismatches, seconds and throughput.
+reaches, C in registers; warp-level mma.sp with every operand in registers; chunks alternate
+exact and discriminating inputs; each drawn instruction runs with `data_sets` operand data sets),
+have the reference (any backend spec that observes states, default the oracle) observe the
+expected D of all of them at once under the profile the judge picks for each (`expected_states`:
+`sm_90a`, `sm_90a.mma_sync` for mma.sp; the oracle evaluates the programs' inner products in
+vectorised batches), take each kernel form's cubin from the kernel
+cache (`device.kernel_cache`, assembling the forms it lacks) and pack the programs of each form
+into one launch (`device.hopper_batch.pack`). The prepared chunk goes to a spool file (in
+/dev/shm where there is one); only its name travels to the main process, which hands it to a GPU
+worker as soon as one is free. At most `READY_PER_GPU` chunks per GPU wait prepared, so the
+producers run ahead of the GPUs by a bounded amount: drawing and the reference overlap the
+launches.
+
+One GPU worker process per GPU (`devices`), each with its own CUDA context, launches the
+chunk's forms one by one and compares D bit for bit, judging a failing program as `run` does
+(`verdict`: the decoded first mismatches). A CUDA error costs the cases of the launch that raised
+it: the worker reports it and is stopped (CUDA refuses every later call in its process), the main
+process starts a new worker on that GPU and hands the rest of the chunk out again. A launch that runs past
+`timeout_s`, or a worker that dies, costs the same: the main process kills the worker, charges
+the cases of the launch it was running (as errors naming the GPU and what happened) and hands
+the chunk's other launches out again. The other GPUs keep working meanwhile.
+
+Every stage is timed (`conformance.tools.stages`): in the producers draw, reference, kernel
+text, assemble, pack, spool and wait (blocked on the bound); in the GPU workers read (the spool
+file), load (kernels), copy in, launch, read back, unpack and compare; in the main process,
+dispatch. The report holds them with the GPUs (programs, launches, busy seconds, restarts), the
+reference, the programs per judging profile, programs and inner products per input format and form, mismatches, errors, the kernel cache's
+hits and assemblies, seconds and throughput, end to end and GPU side.
+
+`launcher` chooses what runs the launches: "gpu" (`GpuLauncher`), "host-only" (`HostOnlyLauncher`:
+every host stage runs, and D is the reference's own, packed as the GPU would store it: this
+measures the host side without a GPU), or a `package.module:factory` path called with the
+worker's index (tests use stand-ins that hang, fault or change a word).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
+import multiprocessing
 import os
+import pickle
+import shutil
 import sys
+import tempfile
 import time
-from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
-from typing import Sequence
+import traceback
+from collections import Counter, deque
+from multiprocessing.connection import wait
+from dataclasses import dataclass, field
+from typing import Protocol, Sequence
 
 import numpy as np
 
@@ -29,25 +62,42 @@ from conformance.core.program import Program, dumps
 from conformance.harness.backends.base import Observation
 from conformance.harness.backends.registry import DEFAULT_REFERENCE
 from conformance.harness.judge import CaseResult
-from device.launch import cubin
-from device.ptx.kernels import hopper_form, hopper_kernel
-from generators.programs import INPUTS, hopper_programs
-from generators.sampling import draw_examples
+from conformance.tools.stages import Stages
+from device.hopper_batch import Batch, pack, pack_d, unpack_d
+from device.kernel_cache import KernelCache
+from device.ptx.kernels import UnsupportedProgram, hopper_form, hopper_kernel
+from generators.programs import INPUTS, hopper_program_sets
+from generators.sampling import draw_examples, seed_only_draws
 
-CHUNK = 200  # programs per worker task
-LOOKAHEAD = 16  # finished chunks ahead of the GPU whose kernels are already being assembled
+CHUNK = 200  # programs per producer task
+DEFAULT_DATA_SETS = 8  # operand data sets (programs) per drawn instruction
+DEFAULT_TIMEOUT_S = 300.0  # a launch still running after this long is a hang
+START_TIMEOUT_S = 300.0  # a GPU worker not ready after this long (imports, CUDA context) has hung
+READY_PER_GPU = 4  # prepared chunks waiting per GPU worker: how far the producers run ahead
+IN_FLIGHT_PER_GPU = 2  # chunks handed to one GPU worker at once (it reads the next while launching)
+FAILURES_KEPT = 50  # failures listed in the report (every failing program goes to --cases)
+WORKER_STARTS = 3  # attempts to start a GPU's worker in a row before the GPU is given up
+CHUNK_DEATHS = 3  # worker deaths outside a launch a chunk may cause before its remaining cases are charged
+PROGRESS_EVERY_S = 10.0
+TARGET = "sm_90a"  # wgmma is sm_90a only (PTX ISA 9.7.15, Target ISA Notes); the mma.sp kernels share it
+GPU_LAUNCHER, HOST_ONLY = "gpu", "host-only"
 
 
 # --- the reference and the verdict: the campaign's only calls into the judge -----------------------
 
 
-def expected_states(programs: Sequence[Program], reference: str = DEFAULT_REFERENCE) -> tuple[list[str], list[Observation]]:
+def expected_states(programs: Sequence[Program], reference: str = DEFAULT_REFERENCE,
+                    together: bool = True) -> tuple[list[str], list[Observation]]:
     """The profile that judges each program and the reference's observation of it (the expected
-    D, or why there is none)."""
+    D, or why there is none); with `together`, the reference observes the programs in one call
+    (the oracle evaluates their inner products in vectorised batches), else one at a time."""
     from conformance.harness.runner import reference_observations
 
-    observations, profiles = reference_observations(list(programs), reference)
-    return profiles, observations
+    if together:
+        observations, profiles = reference_observations(list(programs), reference)
+        return profiles, observations
+    alone = [reference_observations([p], reference) for p in programs]
+    return [profiles[0] for _, profiles in alone], [observations[0] for observations, _ in alone]
 
 
 def verdict(p: Program, reference: str, expected: Observation, d: np.ndarray) -> CaseResult:
@@ -59,17 +109,32 @@ def verdict(p: Program, reference: str, expected: Observation, d: np.ndarray) ->
     return state_result(p, reference, expected, Observation(p.case_id, state=observed_state(p, d)))
 
 
-# --- one chunk of programs, drawn and evaluated in a worker ------------------------------------
+# --- what a run is -----------------------------------------------------------------------------------
 
 
-def prepare(chunk: int, seed: int, count: int, reference: str = DEFAULT_REFERENCE) -> dict:
-    """One chunk: its programs, the reference's observation of each (the expected D, or why there
-    is none), the profile judging each and the kernel text of each."""
-    inputs = INPUTS[chunk % len(INPUTS)]
-    programs = draw_examples(hopper_programs(inputs=inputs, forms="modelled"), count, seed * 1_000_003 + chunk)
-    profiles, expected = expected_states(programs, reference)
-    return {"inputs": inputs, "programs": programs, "expected": expected, "profiles": profiles,
-            "texts": [hopper_kernel(hopper_form(p)) for p in programs]}
+@dataclass(frozen=True)
+class Settings:
+    """What every process of a run needs: the programs (count, seed, data sets per instruction),
+    whether the reference observes a chunk together, the kernel cache's folder, the shard (index,
+    count) of the run this process runs, the programs per chunk and the reference."""
+
+    programs: int
+    seed: int
+    data_sets: int = DEFAULT_DATA_SETS
+    batch_reference: bool = True
+    cache_dir: str = ""
+    shard: tuple[int, int] = (1, 1)
+    chunk: int = CHUNK
+    reference: str = DEFAULT_REFERENCE
+
+    def chunks(self) -> list[int]:
+        """The chunks of this shard: chunk c belongs to shard c mod count (1-based), so the shards
+        of a run divide its chunks among them and each draws only its own."""
+        index, count = self.shard
+        return [c for c in range(-(-self.programs // self.chunk)) if c % count == index - 1]
+
+    def chunk_programs(self, chunk: int) -> int:
+        return min(self.chunk, self.programs - chunk * self.chunk)
 
 
 def input_formats(p: Program) -> tuple[str, ...]:
@@ -89,109 +154,697 @@ def form_of(p: Program) -> str:
     return FORMS[2] if op.sparse else FORMS[1] if op.a_in_registers else FORMS[0]
 
 
-class Assembler:
-    """Each kernel form assembled once, in a pool, and loaded into a `HopperRunner`."""
-
-    def __init__(self, runner, pool: ProcessPoolExecutor):
-        self.runner, self.pool, self.inflight = runner, pool, {}
-
-    def request(self, texts) -> None:
-        for text in set(texts) - set(self.inflight) - set(self.runner.kernels):
-            self.inflight[text] = self.pool.submit(cubin, text, self.runner.arch)
-
-    def load(self, texts) -> None:
-        from cuda.core import ObjectCode
-
-        self.request(texts)
-        for text in set(texts) - set(self.runner.kernels):
-            self.runner.kernels[text] = ObjectCode.from_cubin(self.inflight.pop(text).result()).get_kernel("hopper_batch")
+def draw_chunk(chunk: int, settings: Settings) -> tuple[str, list[Program]]:
+    """The inputs ("exact" or "discriminating", alternating by chunk) and programs of one chunk:
+    instructions drawn from the run's seed and the chunk's index alone, `data_sets` programs each."""
+    inputs = INPUTS[chunk % len(INPUTS)]
+    count = settings.chunk_programs(chunk)
+    strategy = hopper_program_sets(inputs=inputs, forms="modelled", data_sets=settings.data_sets)
+    with seed_only_draws():
+        sets = draw_examples(strategy, -(-count // settings.data_sets), settings.seed * 1_000_003 + chunk)
+    return inputs, [p for programs in sets for p in programs][:count]
 
 
-def campaign(gpu, programs: int, seed: int, jobs: int, cases_dir: str | None, log=sys.stderr,
-             reference: str = DEFAULT_REFERENCE) -> dict:
-    """Run `programs` programs drawn from `seed` on `gpu` (a `device.launch.Gpu` of sm_90) with `jobs`
-    worker processes, judged against `reference`; the report (JSON-able), progress on `log`."""
-    from device.hopper_batch import HopperRunner
+# --- producers: one chunk drawn, evaluated, assembled and packed ---------------------------------
 
-    runner = HopperRunner(gpu)
-    counts = Counter()
-    inner_products: Counter = Counter()
-    per_accumulator: Counter = Counter()
-    failures: list[dict] = []
-    profiles: Counter = Counter()
+
+@dataclass
+class Group:
+    """The programs of a chunk that share one kernel form, packed for one launch: the form's PTX
+    text and cubin, the kernel's inputs, each program's expected D [B, M, N], and what the report
+    counts them by (their form, input formats, accumulator and judging profile, which the kernel
+    form fixes)."""
+
+    text: str
+    cubin: bytes
+    batch: Batch
+    expected_d: np.ndarray
+    form: str
+    input_formats: tuple[str, ...]
+    accumulator: str
+    profile: str
+
+
+def error_entry(p: Program, detail: str, inputs: str) -> dict:
+    """A failure of the report for a program that could not run: an error with its reason."""
+    return {"case_id": p.case_id, "status": "error", "detail": detail, "label": p.label, "inputs": inputs,
+            "program": dumps(p)}
+
+
+def prepare(chunk: int, settings: Settings, cache: KernelCache, stages: Stages) -> tuple[dict, list]:
+    """One chunk ready to launch, in two parts: what the launches need (its inputs, launch groups,
+    the count of programs the reference gave no state for (not run), the errors of programs no
+    kernel can express, the count of instructions drawn), and per group its programs and the
+    reference's observations of them (needed only to judge a mismatch or charge an error)."""
+    with stages("draw"):
+        inputs, programs = draw_chunk(chunk, settings)
+    with stages("reference"):
+        profiles, expected = expected_states(programs, settings.reference, settings.batch_reference)
+    texts: dict[str, list[int]] = {}
+    errors = []
+    with stages("kernel text"):
+        for i, (p, e) in enumerate(zip(programs, expected)):
+            if e.state is None:
+                continue
+            try:
+                texts.setdefault(hopper_kernel(hopper_form(p)), []).append(i)
+            except UnsupportedProgram as err:
+                errors.append(error_entry(p, str(err), inputs))
+    with stages("assemble"):
+        cubins = {text: cache.get(text, TARGET) for text in texts}
+    groups, details = [], []
+    with stages("pack"):
+        for text, members in texts.items():
+            group_programs = [programs[i] for i in members]
+            try:
+                batch = pack(group_programs)
+            except UnsupportedProgram as err:
+                errors += [error_entry(p, str(err), inputs) for p in group_programs]
+                continue
+            first = group_programs[0]
+            groups.append(Group(text, cubins[text], batch, np.stack([expected[i].state.hopper_d for i in members]),
+                                form_of(first), input_formats(first), first.ops[0].dtype, profiles[members[0]]))
+            details.append((group_programs, [expected[i] for i in members]))
+    not_run = sum(e.state is None for e in expected)
+    return ({"chunk": chunk, "inputs": inputs, "reference": settings.reference, "groups": groups, "not_run": not_run,
+             "errors": errors, "instructions": -(-len(programs) // settings.data_sets)}, details)
+
+
+def spool_files(spool: str, chunk: int) -> tuple[str, str]:
+    """The two files of a prepared chunk: its launches, and its programs with their expected states."""
+    path = os.path.join(spool, f"chunk-{chunk}")
+    return path + ".launches.pickle", path + ".programs.pickle"
+
+
+def write_pickle(path: str, value: object) -> None:
+    with open(path + ".tmp", "wb") as f:
+        pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(path + ".tmp", path)
+
+
+def read_pickle(path: str):
+    with open(path, "rb") as f:
+        return pickle.load(f)
+
+
+def producer(settings: Settings, tasks, slots, spool: str, pipe) -> None:
+    """A producer process: prepares the chunks it takes from `tasks` (None: stop), each after
+    taking one of the `slots` (released when a GPU has finished the chunk), and hands each over
+    as a spool file named in a ("ticket", ...) message on `pipe`, its own connection to the main
+    process."""
+    try:
+        cache = KernelCache(settings.cache_dir)
+        while (chunk := tasks.get()) is not None:
+            stages = Stages()
+            with stages("wait"):
+                slots.acquire()
+            hits, assembled, assembling = cache.hits, cache.assembled, cache.assemble_seconds
+            prepared, details = prepare(chunk, settings, cache, stages)
+            launches, programs = spool_files(spool, chunk)
+            with stages("spool"):
+                write_pickle(programs, details)
+                write_pickle(launches, prepared)
+            pipe.send(("ticket", chunk, prepared["inputs"], (launches, programs), len(prepared["groups"]),
+                       prepared["not_run"], prepared["errors"],
+                       prepared["instructions"], stages,
+                       (cache.hits - hits, cache.assembled - assembled, cache.assemble_seconds - assembling)))
+    except BaseException:  # noqa: BLE001 - every failure is the run's: the main process stops it
+        pipe.send(("crash", "producer", traceback.format_exc()))
+
+
+# --- GPU workers ----------------------------------------------------------------------------------
+
+
+class Launcher(Protocol):
+    """What runs a GPU worker's launches: `name` names the GPU; `seconds` adds up copy in,
+    launch and read back."""
+
+    name: str
+    seconds: Counter
+
+    def load(self, text: str, cubin: bytes) -> None: ...
+
+    def launch(self, group: Group) -> np.ndarray:
+        """The words [B, threads, words_out] the kernel stores for the group's programs."""
+
+
+class GpuLauncher:
+    """The worker's GPU (the one CUDA_VISIBLE_DEVICES leaves it), which must run sm_90a code."""
+
+    def __init__(self, index: int):
+        from conformance.tools.hopper_gpu import hopper_gpu
+        from device.hopper_batch import HopperRunner
+
+        gpu = hopper_gpu("campaign")
+        self.runner = HopperRunner(gpu, TARGET)
+        self.name, self.seconds = gpu.name, self.runner.seconds
+
+    def load(self, text: str, cubin: bytes) -> None:
+        if text not in self.runner.kernels:
+            self.runner.load_cubin(text, cubin)
+
+    def launch(self, group: Group) -> np.ndarray:
+        return self.runner.launch_batch(group.batch)
+
+
+class HostOnlyLauncher:
+    """No GPU: the words are those of the expected D, packed as the kernel stores them, so that
+    every host stage runs (unpacking and comparing included) and the host side can be measured."""
+
+    name = "none (host only: D is the reference's)"
+
+    def __init__(self, index: int):
+        self.seconds: Counter = Counter()
+
+    def load(self, text: str, cubin: bytes) -> None:
+        pass
+
+    def launch(self, group: Group) -> np.ndarray:
+        return pack_d(group.batch.form, group.expected_d)
+
+
+def make_launcher(spec: str, index: int) -> Launcher:
+    """The launcher `spec` names ("gpu", "host-only" or package.module:factory) for worker `index`."""
+    if spec == GPU_LAUNCHER:
+        return GpuLauncher(index)
+    if spec == HOST_ONLY:
+        return HostOnlyLauncher(index)
+    module, _, name = spec.partition(":")
+    return getattr(importlib.import_module(module), name)(index)
+
+
+def one_line(e: BaseException) -> str:
+    return " ".join(f"{type(e).__name__}: {e}".split())
+
+
+@dataclass
+class Outcome:
+    """What a GPU worker reports for (part of) a chunk: counters, failures (each failing program
+    with its JSON), the groups it finished, its stage times and the launcher's seconds."""
+
+    counts: Counter = field(default_factory=Counter)
+    profiles: Counter = field(default_factory=Counter)
+    inner_products: Counter = field(default_factory=Counter)
+    per_accumulator: Counter = field(default_factory=Counter)
+    failures: list[dict] = field(default_factory=list)
+    groups_done: list[int] = field(default_factory=list)
+    launches: int = 0
+    stages: Stages = field(default_factory=Stages)
+    gpu_seconds: Counter = field(default_factory=Counter)
+
+
+def settle(group: Group, d: np.ndarray, inputs: str, reference: str, outcome: Outcome, details) -> None:
+    """Count a launched group and compare each program's D with the expected one; `details()`
+    gives the group's programs and the reference's observations, to judge a mismatch."""
+    count = len(d)
+    outcome.profiles[group.profile] += count
+    outcome.counts[f"programs ({inputs})"] += count
+    outcome.counts[f"form {group.form}"] += count
+    outcome.counts["programs"] += count
+    ips = group.expected_d[0].size * count
+    for f in group.input_formats:
+        outcome.inner_products[f] += ips
+    outcome.per_accumulator[group.accumulator] += ips
+    for i in np.flatnonzero((d != group.expected_d).reshape(count, -1).any(axis=1)):
+        programs, expected = details()
+        p = programs[i]
+        outcome.counts["mismatched programs"] += 1
+        result = verdict(p, reference, expected[i], d[i])
+        outcome.counts["mismatched words"] += result.data["diff"]["mismatched"]
+        outcome.failures.append({"case_id": p.case_id, "status": result.status, "detail": result.detail,
+                                 "label": p.label, "inputs": inputs, "diff": result.data["diff"], "program": dumps(p)})
+
+
+def gpu_worker(index: int, device: str | None, launcher_spec: str, orders, progress, pipe) -> None:
+    """A GPU worker process: opens its launcher (on `device`, as CUDA_VISIBLE_DEVICES, when given),
+    then runs the chunks ordered on `orders` ((dispatch token, spool files, groups to skip); None:
+    stop), reporting ("done", ...) per chunk on `pipe`, its own connection to the main process
+    (no lock shared with other processes, which a killed worker could leave taken). Before each
+    launch it writes (token, group, start time) to `progress`, so that the main process knows
+    which launch hung or killed it. After a launch raised (a CUDA error leaves the process
+    without a usable context), or when the launcher cannot start, it reports that and waits to
+    be stopped."""
+    if device is not None:
+        os.environ["CUDA_VISIBLE_DEVICES"] = device
+
+    def stopped() -> None:
+        while orders.get() is not None:
+            pass
+
+    try:
+        launcher = make_launcher(launcher_spec, index)
+    except Exception as e:  # noqa: BLE001 - e.g. GpuUnavailable, a driver error: this GPU cannot run
+        pipe.send(("unusable", index, one_line(e)))
+        return stopped()
+    pipe.send(("ready", index, launcher.name))
+    try:
+        while (order := orders.get()) is not None:
+            token, (launches, programs), skip = order
+            outcome = Outcome()
+            stages = outcome.stages
+            before = Counter(launcher.seconds)
+            with stages("read"):
+                chunk = read_pickle(launches)
+            details: list = []
+
+            def group_details(k: int):
+                if not details:
+                    details.extend(read_pickle(programs))
+                return details[k]
+
+            for k, group in enumerate(chunk["groups"]):
+                if k in skip:
+                    continue
+                progress[0], progress[1], progress[2] = token, k, time.time()
+                try:
+                    with stages("load"):
+                        launcher.load(group.text, group.cubin)
+                    words = launcher.launch(group)
+                except Exception as e:  # noqa: BLE001 - a CUDA error: this process's context is lost
+                    progress[1] = -1
+                    outcome.gpu_seconds = Counter(launcher.seconds) - before
+                    pipe.send(("fault", index, token, k, one_line(e), outcome))
+                    return stopped()
+                outcome.launches += 1
+                with stages("unpack"):
+                    d = unpack_d(group.batch.form, words)
+                with stages("compare"):
+                    settle(group, d, chunk["inputs"], chunk["reference"], outcome, lambda k=k: group_details(k))
+                outcome.groups_done.append(k)
+            progress[1] = -1
+            outcome.gpu_seconds = Counter(launcher.seconds) - before
+            pipe.send(("done", index, token, outcome))
+    except BaseException:  # noqa: BLE001 - a bug, not the GPU: the main process stops the run
+        pipe.send(("crash", f"GPU worker {index}", traceback.format_exc()))
+
+
+# --- the main process: hands chunks to GPU workers, watches them, adds up ---------------------------
+
+
+class CampaignError(RuntimeError):
+    """A process of the run hit a bug (its traceback in the message): the run stops."""
+
+
+class NoWorkerCouldRun(RuntimeError):
+    """Every GPU's worker failed to start (the message says why, on one line)."""
+
+
+@dataclass
+class Worker:
+    """The main process's view of one GPU's worker."""
+
+    index: int
+    device: str | None
+    process: multiprocessing.Process | None = None
+    pipe: object = None  # the main process's end of the worker's connection
+    orders: object = None
+    progress: object = None
+    started: float = 0.0
+    ready: bool = False
+    failed_starts: int = 0
+    name: str = ""
+    assigned: deque = field(default_factory=deque)  # dispatch tokens, in order
+    dispatched: int = 0
+    programs: int = 0
+    launches: int = 0
+    gpu_seconds: Counter = field(default_factory=Counter)
+    restarts: int = 0
+    incidents: list[str] = field(default_factory=list)
+    gone: str | None = None  # why this GPU was given up
+
+
+@dataclass
+class ChunkState:
+    """A prepared chunk: its inputs, its spool files (launches, programs), its count of launch
+    groups, those settled (launched or charged), the token of its current dispatch and how often a
+    worker died with it outside a launch."""
+
+    inputs: str
+    files: tuple[str, str]
+    groups: int
+    skip: set = field(default_factory=set)
+    token: int | None = None
+    deaths: int = 0
+
+
+class Run:
+    """The main process of one campaign: starts the producers and a worker per GPU, hands the
+    prepared chunks to free workers, watches them and adds their outcomes up."""
+
+    def __init__(self, settings: Settings, jobs: int, devices: Sequence[str | None], launcher: str, timeout_s: float, log):
+        self.settings, self.jobs, self.launcher, self.timeout_s, self.log = settings, jobs, launcher, timeout_s, log
+        self.context = multiprocessing.get_context("spawn")  # no fork: workers hold CUDA contexts
+        self.pipes: dict = {}  # the main process's end of each child's connection -> the worker, or None for a producer
+        self.tasks = self.context.Queue()
+        self.slots = self.context.Semaphore((READY_PER_GPU + IN_FLIGHT_PER_GPU) * len(devices))
+        self.workers = [Worker(i, device) for i, device in enumerate(devices)]
+        self.producers: list[multiprocessing.Process] = []
+        self.chunks: dict[int, ChunkState] = {}
+        self.tokens: dict[int, int] = {}  # dispatch token -> chunk
+        self.next_token = 0
+        self.waiting: deque[int] = deque()
+        self.pending = set(settings.chunks())
+        self.outcome = Outcome()
+        self.producer_stages, self.main_stages = Stages(), Stages()
+        self.cache: Counter = Counter()
+        self.instructions = 0
+        self.not_run = 0
+
+    # --- processes ---
+
+    def connect(self, target, args: tuple, worker: Worker | None) -> tuple[multiprocessing.Process, object]:
+        """Start a child process running `target(*args, pipe)`, `pipe` its own connection to this
+        process (whose end here is returned, and remembered with the `worker` it belongs to)."""
+        ours, theirs = self.context.Pipe(duplex=False)
+        process = self.context.Process(target=target, args=args + (theirs,), daemon=True)
+        process.start()
+        theirs.close()
+        self.pipes[ours] = worker
+        return process, ours
+
+    def start_worker(self, w: Worker) -> None:
+        w.orders = self.context.Queue()
+        w.progress = self.context.Array("d", [-1.0, -1.0, 0.0], lock=False)
+        w.process, w.pipe = self.connect(gpu_worker, (w.index, w.device, self.launcher, w.orders, w.progress), w)
+        w.started, w.ready = time.time(), False
+
+    def stop_worker(self, w: Worker) -> None:
+        """Kill the worker and forget its connection: nothing it sent afterwards is read."""
+        if w.process is not None:
+            w.process.kill()
+            w.process.join(30)
+        if w.pipe is not None:
+            self.pipes.pop(w.pipe, None)
+            w.pipe.close()
+        w.process, w.pipe, w.ready = None, None, False
+
+    def start(self, spool: str) -> None:
+        for c in sorted(self.pending):
+            self.tasks.put(c)
+        for _ in range(self.jobs):
+            self.tasks.put(None)
+            process, _ = self.connect(producer, (self.settings, self.tasks, self.slots, spool), None)
+            self.producers.append(process)
+        for w in self.workers:
+            self.start_worker(w)
+
+    def shutdown(self) -> None:
+        """Stop every process: workers are asked to, then anything still running is killed."""
+        for w in self.workers:
+            if w.process is not None and w.process.is_alive():
+                w.orders.put(None)
+        deadline = time.time() + 30
+        for process in [w.process for w in self.workers if w.process is not None] + self.producers:
+            process.join(max(0.0, deadline - time.time()))
+            if process.is_alive():
+                process.kill()
+                process.join(10)
+
+    # --- the loop ---
+
+    def run(self) -> None:
+        last_report = started = time.time()
+        while self.pending:
+            ready = wait(list(self.pipes), timeout=0.2)
+            with self.main_stages("dispatch"):
+                for pipe in ready:
+                    if pipe not in self.pipes:  # a worker stopped while handling an earlier message
+                        continue
+                    try:
+                        message = pipe.recv()
+                    except (EOFError, OSError):  # the child exited; watch() sees to a worker that died
+                        self.pipes.pop(pipe)
+                        pipe.close()
+                        continue
+                    self.handle(message)
+                self.watch()
+                self.dispatch()
+            if time.time() - last_report >= PROGRESS_EVERY_S:
+                last_report = time.time()
+                self.print_progress(last_report - started)
+        self.print_progress(time.time() - started)
+
+    def print_progress(self, elapsed: float) -> None:
+        c = self.outcome.counts
+        print(f"{c['programs']} programs, {c['mismatched programs']} mismatched, {c['errors']} errors, {elapsed:.0f} s, "
+              f"{c['programs'] / max(elapsed, 1e-9):.0f} programs/s", file=self.log, flush=True)
+
+    def handle(self, message: tuple) -> None:
+        kind = message[0]
+        if kind == "crash":
+            raise CampaignError(f"{message[1]} failed:\n{message[2]}")
+        if kind == "ticket":
+            _, chunk, inputs, files, groups, not_run, errors, instructions, stages, (hits, assembled, seconds) = message
+            self.chunks[chunk] = ChunkState(inputs, files, groups)
+            self.not_run += not_run
+            self.instructions += instructions
+            self.outcome.counts["errors"] += len(errors)
+            self.outcome.failures += errors
+            self.producer_stages.merge(stages)
+            self.cache.update({"hits": hits, "assembled": assembled})
+            self.cache["assemble_seconds"] += seconds
+            self.waiting.append(chunk)
+            if groups == 0:
+                self.finish(chunk)
+            return
+        w = self.workers[message[1]]
+        if kind == "ready":
+            w.ready, w.name, w.failed_starts = True, message[2], 0
+        elif kind == "unusable":
+            self.stop_worker(w)
+            self.restart_or_give_up(w, f"its worker could not start: {message[2]}")
+        elif kind == "done":
+            _, _, token, outcome = message
+            chunk = self.tokens.pop(token)
+            w.assigned.remove(token)
+            self.account(w, outcome)
+            self.finish(chunk)
+        elif kind == "fault":
+            _, _, token, k, detail, outcome = message
+            self.account(w, outcome)
+            self.chunks[self.tokens[token]].skip.update(outcome.groups_done)
+            self.lose_worker(w, token, k, f"the launch raised {detail}")
+
+    def account(self, w: Worker, outcome: Outcome) -> None:
+        o = self.outcome
+        o.counts.update(outcome.counts)
+        o.profiles.update(outcome.profiles)
+        o.inner_products.update(outcome.inner_products)
+        o.per_accumulator.update(outcome.per_accumulator)
+        o.failures += outcome.failures
+        o.launches += outcome.launches
+        o.stages.merge(outcome.stages)
+        o.gpu_seconds.update(outcome.gpu_seconds)
+        w.programs += outcome.counts["programs"]
+        w.launches += outcome.launches
+        w.gpu_seconds.update(outcome.gpu_seconds)
+
+    def finish(self, chunk: int) -> None:
+        """The chunk is done: its file goes, and a producer may prepare another."""
+        state = self.chunks.pop(chunk)
+        if chunk in self.waiting:
+            self.waiting.remove(chunk)
+        for path in state.files:
+            try:
+                os.remove(path)
+            except FileNotFoundError:
+                pass
+        self.pending.discard(chunk)
+        self.slots.release()
+
+    def watch(self) -> None:
+        """Kill a worker whose launch runs past the timeout; notice one that died or never started,
+        and a producer that died."""
+        now = time.time()
+        for w in self.workers:
+            if w.gone or w.process is None:
+                continue
+            token, k, since = int(w.progress[0]), int(w.progress[1]), w.progress[2]
+            running = token if k >= 0 and token in w.assigned else None
+            if not w.process.is_alive():
+                self.lose_worker(w, running, k, f"its worker died (exit status {w.process.exitcode})")
+            elif running is not None and now - since > self.timeout_s:
+                self.lose_worker(w, running, k, f"no result after {self.timeout_s:g} s (a hang): its worker was killed")
+            elif not w.ready and now - w.started > START_TIMEOUT_S:
+                self.stop_worker(w)
+                self.restart_or_give_up(w, f"its worker did not start within {START_TIMEOUT_S:g} s")
+        for process in self.producers:
+            if process.exitcode not in (None, 0):
+                raise CampaignError(f"a producer process died (exit status {process.exitcode})")
+
+    def lose_worker(self, w: Worker, token: int | None, k: int, what: str) -> None:
+        """Worker `w` is gone while running launch `k` of the chunk dispatched as `token` (None: not
+        in a launch): charge that launch's cases, hand its chunks out again, start a new worker."""
+        was_ready = w.ready
+        self.stop_worker(w)
+        if not was_ready:  # it died starting: nothing was handed to it
+            return self.restart_or_give_up(w, what)
+        running = self.tokens.get(token) if token is not None else None
+        chunks = [self.tokens.pop(t) for t in w.assigned]  # in the order the worker runs them
+        w.assigned.clear()
+        for chunk in chunks:
+            self.chunks[chunk].token = None
+        self.waiting.extendleft(reversed(chunks))
+        if running is not None:
+            w.incidents.append(f"chunk {running}, launch {k}: {what}")
+            self.charge(running, [k], f"GPU {w.index} ({w.name or w.device}): {what}")
+        else:
+            w.incidents.append(what)
+            if chunks:  # it died reading the first of them, or between launches
+                state = self.chunks[chunks[0]]
+                state.deaths += 1
+                if state.deaths >= CHUNK_DEATHS:
+                    self.charge(chunks[0], [g for g in range(state.groups) if g not in state.skip],
+                                f"GPU workers died {CHUNK_DEATHS} times with this chunk, outside its launches ({what})")
+        w.restarts += 1
+        self.start_worker(w)
+
+    def restart_or_give_up(self, w: Worker, why: str) -> None:
+        """A worker failed to start: start another, unless this GPU failed WORKER_STARTS times in a row."""
+        w.incidents.append(why)
+        w.failed_starts += 1
+        if w.failed_starts < WORKER_STARTS:
+            return self.start_worker(w)
+        w.gone = why
+        if all(x.gone for x in self.workers):
+            raise NoWorkerCouldRun(f"no GPU worker could run: GPU {w.index}: {why}")
+
+    def charge(self, chunk: int, groups: list[int], detail: str) -> None:
+        """Charge the cases of launch groups of a chunk as errors; the chunk is finished when
+        nothing of it is left to run."""
+        state = self.chunks[chunk]
+        details = read_pickle(state.files[1])
+        for k in groups:
+            for p in details[k][0]:
+                self.outcome.counts["errors"] += 1
+                self.outcome.failures.append(error_entry(p, detail, state.inputs))
+        state.skip.update(groups)
+        if len(state.skip) >= state.groups:
+            self.finish(chunk)
+
+    def dispatch(self) -> None:
+        """Hand waiting chunks to the ready workers, the least loaded first (then the one given
+        the fewest chunks so far)."""
+        while self.waiting:
+            free = [w for w in self.workers if w.ready and not w.gone and len(w.assigned) < IN_FLIGHT_PER_GPU]
+            if not free:
+                return
+            w = min(free, key=lambda x: (len(x.assigned), x.dispatched, x.index))
+            chunk = self.waiting.popleft()
+            state = self.chunks[chunk]
+            token, self.next_token = self.next_token, self.next_token + 1
+            state.token, self.tokens[token] = token, chunk
+            w.orders.put((token, state.files, frozenset(state.skip)))
+            w.assigned.append(token)
+            w.dispatched += 1
+
+
+# --- the whole run ----------------------------------------------------------------------------------
+
+
+def spool_folder() -> str:
+    """A fresh folder for prepared chunks: in memory (/dev/shm) where there is one."""
+    base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    return tempfile.mkdtemp(prefix="tcgen05-campaign-", dir=base)
+
+
+def campaign(settings: Settings, jobs: int, devices: Sequence[str | None], launcher: str = GPU_LAUNCHER,
+             cases_dir: str | None = None, timeout_s: float = DEFAULT_TIMEOUT_S, keep_cache: bool = True,
+             log=sys.stderr) -> dict:
+    """Run the chunks of `settings` with `jobs` producer processes and one GPU worker per entry of
+    `devices` (a CUDA_VISIBLE_DEVICES value each, None to leave it); `keep_cache`: the kernel cache
+    is `settings.cache_dir`, kept (and trimmed to its limit) across runs, else a folder of this
+    run only. The report (JSON-able); progress on `log`."""
+    spool = spool_folder()
+    if not keep_cache:
+        settings = dataclasses.replace(settings, cache_dir=os.path.join(spool, "kernels"))
+    run = Run(settings, jobs, devices, launcher, timeout_s, log)
     started = time.perf_counter()
-    chunks = -(-programs // CHUNK)
-    with ProcessPoolExecutor(jobs) as pool, ProcessPoolExecutor(max(1, jobs // 2)) as compile_pool:
-        assembler = Assembler(runner, compile_pool)
-        pending = [pool.submit(prepare, c, seed, min(CHUNK, programs - c * CHUNK), reference) for c in range(chunks)]
-        for c, future in enumerate(pending):
-            for ahead in pending[c + 1:c + 1 + LOOKAHEAD]:
-                if ahead.done():
-                    assembler.request(ahead.result()["texts"])
-            chunk = future.result()
-            assembler.load(chunk["texts"])
-            batch = [(p, e) for p, e in zip(chunk["programs"], chunk["expected"]) if e.state is not None]
-            counts["not run"] += len(chunk["programs"]) - len(batch)
-            profiles.update(profile for e, profile in zip(chunk["expected"], chunk["profiles"]) if e.state is not None)
-
-            def finished(k: int, d, batch=batch, inputs=chunk["inputs"]) -> None:
-                p, expected = batch[k]
-                if isinstance(d, Exception):
-                    counts["errors"] += 1
-                    failures.append({"case_id": p.case_id, "status": "error", "detail": str(d)})
-                    return
-                counts[f"programs ({inputs})"] += 1
-                counts[f"form {form_of(p)}"] += 1
-                counts["programs"] += 1
-                ips = expected.state.hopper_d.size
-                for f in input_formats(p):
-                    inner_products[f] += ips
-                per_accumulator[p.ops[0].dtype] += ips
-                if np.array_equal(d, expected.state.hopper_d):
-                    return
-                counts["mismatched programs"] += 1
-                result = verdict(p, reference, expected, d)
-                counts["mismatched words"] += result.data["diff"]["mismatched"]
-                failures.append({"case_id": p.case_id, "status": result.status, "detail": result.detail,
-                                 "label": p.label, "inputs": inputs, "diff": result.data["diff"]})
-                if cases_dir:
-                    os.makedirs(cases_dir, exist_ok=True)
-                    with open(os.path.join(cases_dir, f"{p.case_id}.json"), "w", encoding="utf-8") as f:
-                        f.write(dumps(p) + "\n")
-
-            runner.run([p for p, _ in batch], finished)
-            if (c + 1) % 25 == 0 or c + 1 == chunks:
-                elapsed = time.perf_counter() - started
-                print(f"{counts['programs']} programs, {counts['mismatched programs']} mismatched, {elapsed:.0f} s, "
-                      f"{counts['programs'] / elapsed:.0f} programs/s", file=log, flush=True)
+    try:
+        run.start(spool)
+        run.run()
+    finally:
+        run.shutdown()
+        shutil.rmtree(spool, ignore_errors=True)
     seconds = time.perf_counter() - started
-    total_ips = sum(per_accumulator.values())
+    evicted = KernelCache(settings.cache_dir).trim() if keep_cache else 0
+    write_cases(run.outcome.failures, cases_dir)
+    return report(run, seconds, evicted, keep_cache)
+
+
+def write_cases(failures: list[dict], cases_dir: str | None) -> None:
+    """Each failing program as DIR/<case id>.json, for `replay`."""
+    if not cases_dir or not failures:
+        return
+    os.makedirs(cases_dir, exist_ok=True)
+    for f in failures:
+        with open(os.path.join(cases_dir, f"{f['case_id']}.json"), "w", encoding="utf-8") as out:
+            out.write(f["program"] + "\n")
+
+
+def report(run: Run, seconds: float, evicted: int, keep_cache: bool) -> dict:
+    o, s = run.outcome, run.settings
+    programs = o.counts["programs"]
+    total_ips = sum(o.per_accumulator.values())
+    gpus = [{"index": w.index, "device": w.device, "name": w.name, "programs": w.programs, "launches": w.launches,
+             "busy_seconds": round(sum(w.gpu_seconds.values()), 3),
+             **{f"{k}_seconds": round(w.gpu_seconds[k], 3) for k in ("copy_in", "launch", "read_back")},
+             "programs_per_s_busy": round(w.programs / sum(w.gpu_seconds.values()), 1) if sum(w.gpu_seconds.values()) else None,
+             "restarts": w.restarts, "incidents": w.incidents, "given_up": w.gone} for w in run.workers]
+    busy = [sum(w.gpu_seconds.values()) for w in run.workers]
+    gpu_rate = sum(w.programs / b for w, b in zip(run.workers, busy) if b)
+    gpu_ips = total_ips / programs * gpu_rate if programs else 0.0
+    stages = Stages()
+    stages.merge(run.producer_stages)
+    gpu_stages = Stages()
+    gpu_stages.merge(o.stages)
+    for k in ("copy_in", "launch", "read_back"):
+        gpu_stages.add(k, o.gpu_seconds[k])
+    failures = sorted(o.failures, key=lambda f: f["case_id"])
     return {
-        "gpu": gpu.name,
-        "arch": gpu.arch,
-        "reference": reference,
-        "profile": ", ".join(sorted(profiles)),
-        "profiles": dict(sorted(profiles.items())),
-        "seed": seed,
-        "programs": counts["programs"],
-        "programs_by_inputs": {i: counts[f"programs ({i})"] for i in INPUTS},
-        "programs_by_form": {f: counts[f"form {f}"] for f in FORMS},
-        "kernel_forms": len(runner.kernels),
-        "inner_products": dict(sorted(inner_products.items())),
-        "inner_products_by_accumulator": dict(sorted(per_accumulator.items())),
+        "gpu": ", ".join(sorted({w.name for w in run.workers if w.name})),
+        "gpus": gpus,
+        "arch": TARGET,
+        "reference": s.reference,
+        "profile": ", ".join(sorted(o.profiles)),
+        "profiles": dict(sorted(o.profiles.items())),
+        "seed": s.seed,
+        "shard": f"{s.shard[0]}/{s.shard[1]}",
+        "settings": {"chunk": s.chunk, "data_sets": s.data_sets, "batch_reference": s.batch_reference,
+                     "kernel_cache": s.cache_dir if keep_cache else None, "jobs": run.jobs, "launcher": run.launcher,
+                     "timeout_s": run.timeout_s},
+        "programs": programs,
+        "instructions": run.instructions,
+        "programs_by_inputs": {i: o.counts[f"programs ({i})"] for i in INPUTS},
+        "programs_by_form": {f: o.counts[f"form {f}"] for f in FORMS},
+        "launches": o.launches,
+        "kernel_cache": {"hits": run.cache["hits"], "assembled": run.cache["assembled"],
+                         "assemble_seconds": round(run.cache["assemble_seconds"], 3), "evicted": evicted},
+        "inner_products": dict(sorted(o.inner_products.items())),
+        "inner_products_by_accumulator": dict(sorted(o.per_accumulator.items())),
         "inner_products_total": total_ips,
-        "mismatches": counts["mismatched programs"],
-        "mismatched_words": counts["mismatched words"],
-        "errors": counts["errors"],
-        "not_run": counts["not run"],
+        "mismatches": o.counts["mismatched programs"],
+        "mismatched_words": o.counts["mismatched words"],
+        "errors": o.counts["errors"],
+        "not_run": run.not_run,
         "seconds": round(seconds, 3),
-        "gpu_seconds": round(runner.gpu_seconds, 3),
+        "gpu_seconds": round(sum(busy), 3),
+        "stages": {"producers": stages.as_dict(programs), "gpu_workers": gpu_stages.as_dict(programs),
+                   "main": run.main_stages.as_dict(programs)},
         "throughput": {
-            "programs_per_s_end_to_end": round(counts["programs"] / seconds, 1),
+            "programs_per_s_end_to_end": round(programs / seconds, 1),
             "inner_products_per_s_end_to_end": round(total_ips / seconds),
-            "programs_per_s_gpu": round(counts["programs"] / runner.gpu_seconds, 1) if runner.gpu_seconds else None,
-            "inner_products_per_s_gpu": round(total_ips / runner.gpu_seconds) if runner.gpu_seconds else None,
+            "programs_per_s_gpu": round(gpu_rate, 1) if gpu_rate else None,
+            "inner_products_per_s_gpu": round(gpu_ips) if gpu_rate else None,
         },
-        "failures": failures[:50],
+        "failures": [{k: v for k, v in f.items() if k != "program"} for f in failures[:FAILURES_KEPT]],
     }
 
+
+def stage_table(report: dict) -> str:
+    """The report's stages as an aligned text table (where, stage, seconds, CPU seconds, ms per program)."""
+    rows = [(where, name, v["seconds"], v["cpu_seconds"], v["ms_per_program"])
+            for where, stages in report["stages"].items() for name, v in stages.items()]
+    lines = [f"{'where':<12} {'stage':<12} {'seconds':>10} {'cpu s':>10} {'ms/program':>11}"]
+    lines += [f"{w:<12} {n:<12} {s:>10.3f} {c:>10.3f} {m:>11.4f}" for w, n, s, c, m in rows]
+    return "\n".join(lines)

@@ -1,0 +1,78 @@
+"""Stand-ins for a campaign's GPU worker launcher (`conformance.tools.campaign`), named to the
+campaign as `tests.fake_launchers:<factory>` and made in the worker processes it spawns.
+
+Each returns the words a GPU computing exactly the expected D would store (the host-only
+launcher's), except where it is told to go wrong: once per run, on the first launch a worker of
+the given index runs, it raises as a CUDA error does, exits as a crashing process does, sleeps
+as a hanging kernel does, or flips one D bit. "Once per run" is a marker file in the folder
+named by $FAKE_LAUNCHER_MARKERS, created with O_EXCL by the first process that misbehaves, so a
+restarted worker behaves."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from conformance.tools.campaign import HostOnlyLauncher
+
+MARKERS = "FAKE_LAUNCHER_MARKERS"
+CUDA_FAULT = "CUDA driver error CUDA_ERROR_ILLEGAL_INSTRUCTION"
+
+
+def _first(what: str) -> bool:
+    """True for the first process of the run that asks about `what`."""
+    try:
+        os.close(os.open(os.path.join(os.environ[MARKERS], what), os.O_CREAT | os.O_EXCL))
+    except FileExistsError:
+        return False
+    return True
+
+
+class Misbehaving(HostOnlyLauncher):
+    """The host-only launcher, but worker `target`'s first launch does `how` once per run."""
+
+    def __init__(self, index: int, target: int, how: str):
+        super().__init__(index)
+        self.index, self.target, self.how, self.launches = index, target, how, 0
+        self.name = f"stand-in GPU {index}"
+
+    def launch(self, group):
+        self.launches += 1
+        words = super().launch(group)
+        if self.index != self.target or self.launches != 1 or not _first(f"{self.how}-{self.index}"):
+            return words
+        if self.how == "raise":
+            raise RuntimeError(CUDA_FAULT)
+        if self.how == "exit":
+            os._exit(3)
+        if self.how == "hang":
+            time.sleep(3600)
+        words = words.copy()
+        words.flat[5] ^= 1
+        return words
+
+
+def well(index: int) -> Misbehaving:
+    return Misbehaving(index, -1, "")
+
+
+def raise_on_0_exit_on_1(index: int) -> Misbehaving:
+    return Misbehaving(index, index, "raise" if index == 0 else "exit")
+
+
+def hang_on_0(index: int) -> Misbehaving:
+    return Misbehaving(index, 0, "hang")
+
+
+def flip_on_0(index: int) -> Misbehaving:
+    return Misbehaving(index, 0, "flip")
+
+
+def unusable_1(index: int) -> Misbehaving:
+    if index == 1:
+        raise RuntimeError("stand-in GPU 1 is sm_100; campaign runs sm_90a kernels")
+    return Misbehaving(index, -1, "")
+
+
+def unusable(index: int) -> Misbehaving:
+    raise RuntimeError(f"stand-in GPU {index} is sm_100; campaign runs sm_90a kernels")

@@ -1,0 +1,174 @@
+"""The campaign's scheduling without a GPU: producers, GPU workers (stand-ins from
+tests/fake_launchers.py, in processes of their own as real ones), per-GPU accounting, a fault,
+a crash and a hang each costing only the cases of the launch they hit, a GPU whose worker cannot
+start, shards, and the stage profile. Expected counts come from drawing the run's chunks here."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pytest
+
+from conformance.core.program import load
+from conformance.tools import campaign as tool
+from device.ptx.kernels import hopper_form, hopper_kernel
+
+pytest.importorskip("cuda.bindings.nvjitlink", reason="the producers assemble kernels with nvJitLink")
+
+SMALL = dict(programs=48, seed=4, data_sets=4, chunk=12)  # 4 chunks, 3 instructions each
+
+
+@pytest.fixture
+def settings(tmp_path, monkeypatch) -> tool.Settings:
+    monkeypatch.setenv("FAKE_LAUNCHER_MARKERS", str(tmp_path))
+    return tool.Settings(**SMALL, cache_dir=str(tmp_path / "kernels"))
+
+
+def expected_run(settings: tool.Settings) -> dict:
+    """What the run must count, from its chunks drawn here: programs, inner products, and the
+    launch groups (case ids of each kernel form of each chunk, in the order a worker runs them)."""
+    programs, inner_products, groups = 0, 0, []
+    for c in settings.chunks():
+        _, drawn = tool.draw_chunk(c, settings)
+        forms: dict[str, list] = {}
+        for p in drawn:
+            forms.setdefault(hopper_kernel(hopper_form(p)), []).append(p)
+            programs += 1
+            inner_products += 64 * p.ops[0].n if p.ops[0].OP == "wgmma.mma_async" else 16 * 8  # D's elements
+        groups += [sorted(p.case_id for p in members) for members in forms.values()]
+    return {"programs": programs, "inner_products": inner_products, "groups": groups}
+
+
+def run(settings: tool.Settings, launcher: str, workers: int, timeout_s: float = 120.0, cases=None) -> dict:
+    log = io.StringIO()
+    report = tool.campaign(settings, 1, [None] * workers, launcher, cases, timeout_s, log=log)
+    assert "programs/s" in log.getvalue()
+    return report
+
+
+def test_two_workers_share_the_chunks_and_account_per_gpu(settings):
+    want = expected_run(settings)
+    report = run(settings, "tests.fake_launchers:well", 2)
+    assert (report["programs"], report["inner_products_total"]) == (want["programs"], want["inner_products"])
+    assert (report["mismatches"], report["errors"], report["not_run"]) == (0, 0, 0)
+    gpus = report["gpus"]
+    assert [g["name"] for g in gpus] == ["stand-in GPU 0", "stand-in GPU 1"]
+    assert sum(g["programs"] for g in gpus) == want["programs"] and all(g["programs"] > 0 for g in gpus)
+    assert sum(g["launches"] for g in gpus) == report["launches"] == len(want["groups"])
+    assert all(g["restarts"] == 0 and not g["incidents"] for g in gpus)
+    assert report["instructions"] == SMALL["programs"] // SMALL["data_sets"]
+    for stage in ("draw", "reference", "kernel text", "assemble", "pack", "spool"):
+        assert report["stages"]["producers"][stage]["seconds"] > 0, stage
+    for stage in ("read", "unpack", "compare"):
+        assert report["stages"]["gpu_workers"][stage]["seconds"] > 0, stage
+    cache = report["kernel_cache"]
+    assert cache["assembled"] == len({text for text in _texts(settings)}) and cache["hits"] + cache["assembled"] == report["launches"]
+
+
+def _texts(settings: tool.Settings) -> list[str]:
+    return [hopper_kernel(hopper_form(p)) for c in settings.chunks() for p in tool.draw_chunk(c, settings)[1]]
+
+
+def test_a_second_run_takes_every_kernel_from_the_cache(settings):
+    first = run(settings, "tests.fake_launchers:well", 1)
+    second = run(settings, "tests.fake_launchers:well", 1)
+    assert first["kernel_cache"]["assembled"] > 0
+    assert second["kernel_cache"]["assembled"] == 0 and second["kernel_cache"]["hits"] == second["launches"]
+    assert second["programs"] == first["programs"]
+
+
+def _charged(report: dict, want: dict) -> list[list[str]]:
+    """The launch groups whose every case the report charged as an error."""
+    errors = {f["case_id"] for f in report["failures"] if f["status"] == "error"}
+    return [g for g in want["groups"] if set(g) <= errors]
+
+
+def test_a_fault_and_a_crash_cost_only_the_cases_of_their_launch(settings):
+    want = expected_run(settings)
+    report = run(settings, "tests.fake_launchers:raise_on_0_exit_on_1", 2)
+    charged = _charged(report, want)
+    assert len(charged) == 2, "exactly one launch per misbehaving worker is charged"
+    assert report["errors"] == sum(map(len, charged)) and report["programs"] + report["errors"] == want["programs"]
+    assert report["mismatches"] == 0
+    details = [f["detail"] for f in report["failures"] if f["status"] == "error"]
+    assert any(d.startswith("GPU 0 (stand-in GPU 0): the launch raised RuntimeError: CUDA driver error") for d in details)
+    assert any(d.startswith("GPU 1 (stand-in GPU 1): its worker died (exit status 3)") for d in details)
+    assert [g["restarts"] for g in report["gpus"]] == [1, 1]
+    assert all(len(g["incidents"]) == 1 for g in report["gpus"])
+
+
+def test_a_hang_costs_its_launch_and_the_rest_runs(settings):
+    want = expected_run(settings)
+    report = run(settings, "tests.fake_launchers:hang_on_0", 1, timeout_s=8)
+    charged = _charged(report, want)
+    assert len(charged) == 1 and report["errors"] == len(charged[0])
+    assert report["programs"] + report["errors"] == want["programs"]
+    assert all("no result after 8 s (a hang)" in f["detail"] for f in report["failures"])
+    assert report["gpus"][0]["restarts"] == 1
+
+
+def test_a_gpu_whose_worker_cannot_start_is_given_up(settings):
+    want = expected_run(settings)
+    report = run(settings, "tests.fake_launchers:unusable_1", 2)
+    assert report["programs"] == want["programs"] and report["errors"] == 0
+    assert report["gpus"][0]["programs"] == want["programs"] and report["gpus"][1]["programs"] == 0
+    assert report["gpus"][1]["incidents"] and all("could not start: RuntimeError: stand-in GPU 1 is sm_100" in i
+                                                  for i in report["gpus"][1]["incidents"])
+    with pytest.raises(tool.NoWorkerCouldRun, match="no GPU worker could run: GPU 0: .*sm_100"):
+        run(settings, "tests.fake_launchers:unusable", 1)
+
+
+def test_a_planted_difference_is_decoded_and_written_for_replay(settings, tmp_path):
+    cases = tmp_path / "cases"
+    report = run(settings, "tests.fake_launchers:flip_on_0", 1, cases=str(cases))
+    assert (report["mismatches"], report["mismatched_words"], report["errors"]) == (1, 1, 0)
+    failure = report["failures"][0]
+    assert failure["status"] == "fail" and failure["diff"]["mismatched"] == 1 and "program" not in failure
+    written = sorted(cases.iterdir())
+    assert [p.name for p in written] == [f"{failure['case_id']}.json"] and load(str(written[0])).case_id == failure["case_id"]
+
+
+def test_shards_divide_the_chunks_and_draw_them_alike():
+    whole = tool.Settings(programs=1000, seed=3, chunk=100)
+    shards = [tool.Settings(programs=1000, seed=3, chunk=100, shard=(i, 3)) for i in (1, 2, 3)]
+    parts = [s.chunks() for s in shards]
+    assert sorted(c for part in parts for c in part) == whole.chunks() == list(range(10))
+    assert all(not set(a) & set(b) for a in parts for b in parts if a is not b)
+    small = tool.Settings(programs=8, seed=3, data_sets=4, chunk=4)
+    assert [p.case_id for p in tool.draw_chunk(1, small)[1]] == \
+           [p.case_id for p in tool.draw_chunk(1, tool.Settings(programs=8, seed=3, data_sets=4, chunk=4, shard=(2, 2)))[1]]
+
+
+def test_data_sets_share_an_instruction_and_differ_in_data():
+    _, programs = tool.draw_chunk(0, tool.Settings(programs=8, seed=9, data_sets=4, chunk=8))
+    for first in (0, 4):
+        ops = {p.ops[0] for p in programs[first:first + 4]}
+        assert len(ops) == 1
+        assert len({p.case_id for p in programs[first:first + 4]}) == 4
+
+
+def test_the_batched_reference_equals_the_one_by_one_reference():
+    _, programs = tool.draw_chunk(1, tool.Settings(programs=48, seed=2, data_sets=4, chunk=24))
+    _, programs_exact = tool.draw_chunk(0, tool.Settings(programs=48, seed=2, data_sets=4, chunk=24))
+    together_profiles, together = tool.expected_states(programs + programs_exact, together=True)
+    alone_profiles, alone = tool.expected_states(programs + programs_exact, together=False)
+    assert together_profiles == alone_profiles
+    for a, b in zip(together, alone):
+        assert np.array_equal(a.state.hopper_d, b.state.hopper_d)
+
+
+def test_cli_host_only_reports_stages_and_rates(tmp_path, capsys, monkeypatch):
+    from conformance.cli import main
+
+    monkeypatch.setenv("TCGEN05_CACHE", str(tmp_path / "kernels"))
+    report = tmp_path / "report.json"
+    argv = ["campaign", "--host-only", "--gpus", "2", "--programs", "16", "--data-sets", "4", "--jobs", "1", "--seed", "1",
+            "--json", str(report)]
+    assert main(argv) == 0
+    written = json.loads(report.read_text())
+    assert written["programs"] == 16 and len(written["gpus"]) == 2 and written["settings"]["launcher"] == "host-only"
+    assert written["throughput"]["programs_per_s_gpu"] is None and written["throughput"]["programs_per_s_end_to_end"] > 0
+    err = capsys.readouterr().err
+    assert "producers    draw" in err and "16 programs" in err
