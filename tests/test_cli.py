@@ -31,6 +31,8 @@ def test_decode_zcmask_reproduces_table_45_example_2(capsys):
     ["decode", "zcmask", "0x0", "--m", "32"],
     ["decode", "idesc", "0x1", "--kind", "f64"],
     ["run", "--examples", "0"],
+    ["run", "--shard", "3/2"],
+    ["run", "--shard", "one/2"],
     ["frobnicate"],
 ])
 def test_bad_usage_exits_2(argv, capsys):

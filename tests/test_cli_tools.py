@@ -21,7 +21,7 @@ from conformance.cli import main, parser
 ROOT = Path(__file__).resolve().parents[1]
 SUBCOMMANDS = [["run"], ["replay"], ["export"], ["legality"], ["decode"], ["vectors", "check"], ["numerics"],
                ["numerics", "measure"], ["numerics", "fit"], ["numerics", "sweep"], ["numerics", "catch-rates"], ["numerics", "probes"], ["probe"],
-               ["campaign"], ["cache"], ["cache", "info"], ["cache", "clear"], ["bench"],
+               ["campaign"], ["cache"], ["cache", "info"], ["cache", "clear"], ["report"], ["report", "merge"], ["bench"],
                ["mutants"], ["fuzz"], ["lint"], ["import"], ["spellings"], ["lint-agreement"], ["peers"]]
 SUBNORMAL_SAMPLES = ROOT / "reports" / "numerics" / "h100-subnormal-samples.npz"
 SUBNORMAL_FIT = ROOT / "reports" / "numerics" / "h100-subnormal-fit.json"
@@ -166,6 +166,9 @@ def _bad_usage_cases(tmp: Path) -> list[list[str]]:
         ["campaign", "--json", report, "--shard", "2"],
         ["cache"],
         ["cache", "trim"],
+        ["report"],
+        ["report", "merge", str(tmp)],
+        ["report", "merge", str(a_file), "--out", str(tmp / "merged")],
         ["numerics"],
         ["numerics", "measure"],
         ["numerics", "measure", "--json", report, "--count", "0"],

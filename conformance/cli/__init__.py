@@ -15,7 +15,9 @@ import sys
 import tempfile
 import traceback
 
-from conformance.cli import bench, cache, campaign, decode, fuzz, legality, mutants, numerics, peers, probe, ptx, runs, vectors
+from conformance.cli import (
+    bench, cache, campaign, decode, fuzz, legality, mutants, numerics, peers, probe, ptx, report, runs, vectors,
+)
 from conformance.cli.common import (
     EXIT_INTERNAL,
     EXIT_NOTHING_RAN,
@@ -28,7 +30,7 @@ from conformance.cli.common import (
 )
 from conformance.core.inputs import printable
 
-SUBCOMMANDS = (runs, legality, decode, ptx, vectors, numerics, probe, campaign, cache, bench, mutants, fuzz, peers)
+SUBCOMMANDS = (runs, report, legality, decode, ptx, vectors, numerics, probe, campaign, cache, bench, mutants, fuzz, peers)
 
 
 def parser() -> Parser:

@@ -22,6 +22,8 @@ from conformance.cli.common import (
     examples,
     seconds,
     seed,
+    shard,
+    write_json,
 )
 from conformance.core.numeric_profiles import PROFILE_NAMES
 from conformance.harness.backends.registry import BACKENDS, DEFAULT_BACKENDS, DEFAULT_REFERENCE, REGISTERED
@@ -62,6 +64,10 @@ def add_run(sub) -> None:
     run.add_argument("--batch-size", type=count(1, MAX_EXAMPLES, "batch size"), metavar="N",
                      help=f"cases per child process with --timeout or --jobs (default {DEFAULT_BATCH_SIZE}, "
                           "with --jobs at most an even share of the cases)")
+    run.add_argument("--shard", type=shard, metavar="I/N",
+                     help="run shard I of N: every shard draws the run's programs and keeps the cases whose id modulo N "
+                          "is I - 1, so N shards (CI jobs, machines) together run the whole run; their report folders "
+                          "combine with `report merge` (each also holds results.json for it)")
     run.add_argument("--jobs", type=count(1, JOBS_LIMIT, "job count"), default=1, metavar="N",
                      help="run up to N batches of cases at once, each in a child process as with --timeout (with no "
                           "watchdog unless --timeout is given); the results are the same as with one job "
@@ -74,6 +80,7 @@ def add_run(sub) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from conformance.harness import runner
+    from conformance.harness.merge import RESULTS_FILE
     from conformance.harness.report import write_reports
 
     started = time.perf_counter()
@@ -82,19 +89,23 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UsageError("--batch-size goes with --timeout or --jobs")
     journal = None
     if args.journal:
-        journal = Journal.open(args.journal, {"seed": args.seed, "examples": args.examples, "backends": backends,
-                                              "reference": args.reference, "profile": args.profile})
+        facts = {"seed": args.seed, "examples": args.examples, "backends": backends, "reference": args.reference,
+                 "profile": args.profile}
+        journal = Journal.open(args.journal, {**facts, "shard": "/".join(map(str, args.shard))} if args.shard else facts)
         if journal.count():
             print(f"resuming {args.journal}: {journal.count()} case results already journaled", file=sys.stderr)
     try:
         programs = runner.generate_programs(args.examples, args.seed)
+        if args.shard:
+            programs = [p for p in programs if runner.in_shard(p.case_id, args.shard)]
         outcome = runner.execute(programs, backends, args.profile, reference=args.reference, journal=journal,
                                  timeout_s=args.timeout, batch_size=args.batch_size or DEFAULT_BATCH_SIZE, jobs=args.jobs)
     finally:
         if journal is not None:
             journal.close()
     command = ["tcgen05-conformance", *args.argv]
-    summary = runner.summary(outcome, args.seed, args.examples, time.perf_counter() - started, command, args.profile)
+    summary = runner.summary(outcome, args.seed, args.examples, time.perf_counter() - started, command, args.profile,
+                             args.shard)
     results = {
         name: [dict(case_id=r.case_id, status=r.status, detail=r.detail, label=p.label, profile=judged_by)
                for p, r, judged_by in zip(programs, rs, outcome.profiles)]
@@ -102,6 +113,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     }
     runner.write_failing_cases(outcome, args.report_dir)
     paths = write_reports(args.report_dir, summary, results)
+    if args.shard:  # what `report merge` reads besides summary.json: every case's result
+        paths.append(os.path.join(args.report_dir, RESULTS_FILE))
+        write_json(paths[-1], results)
     cov = summary["coverage"]
     for name, b in summary["backends"].items():
         status = f"skipped ({b['skip_reason']})" if b["skip_reason"] else (

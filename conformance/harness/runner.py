@@ -5,7 +5,6 @@ summarise. Programs are reproducible from the seed; failing ones are written out
 
 from __future__ import annotations
 
-import contextlib
 import os
 import platform
 import shlex
@@ -15,7 +14,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Sequence
 
 from hypothesis import strategies as st
 
@@ -44,7 +43,7 @@ from conformance.harness.supervisor import DEFAULT_BATCH_SIZE, observe_one_at_a_
 from conformance.harness.value_coverage import value_coverage
 from generators.instructions import shape_classes_for_target, tcgen05_mma
 from generators.programs import data_movement_forms, data_movement_programs, hopper_programs, tcgen05_programs
-from generators.sampling import draw_examples
+from generators.sampling import draw_examples, seed_only_draws
 from generators.value_programs import value_programs
 
 HOPPER_SHARE = 0.15
@@ -59,32 +58,6 @@ def target_for_class(c: mma.ShapeClass) -> str:
     raise ValueError(f"no target supports {c.id}")
 
 
-@contextlib.contextmanager
-def _seed_only_draws() -> Iterator[None]:
-    """Hypothesis (6.131 on) mixes into its draws constants read from the source of every local
-    module imported so far (`providers._get_local_constants`, a private hook), so one seed gave
-    other programs to `run` and to `export`, which import different modules before drawing. The
-    hook is pinned to no constants while programs are drawn; a Hypothesis without it is left as is."""
-    try:
-        from hypothesis.internal.conjecture import providers
-        from hypothesis.internal.constants_ast import Constants
-    except ImportError:
-        yield
-        return
-    original = getattr(providers, "_get_local_constants", None)
-    if original is None:
-        yield
-        return
-    none = Constants()
-    providers._get_local_constants = lambda: none
-    providers.CONSTANTS_CACHE.cache.clear()
-    try:
-        yield
-    finally:
-        providers._get_local_constants = original
-        providers.CONSTANTS_CACHE.cache.clear()
-
-
 def target_with(feature: str) -> str:
     """The first Blackwell target with a feature ("" for any)."""
     return next(t for t in TCGEN05_TARGETS if not feature or feature in target_named(t).features)
@@ -97,7 +70,7 @@ def generate_programs(examples: int, seed: int) -> list[Program]:
     sm_90a); when there are random ones, programs aimed at the value coverpoints all of these
     miss follow, beyond `examples` (`generators.value_programs`). The same seed gives the same
     list, whatever the command imported before."""
-    with _seed_only_draws():
+    with seed_only_draws():
         return _draw_programs(examples, seed)
 
 
@@ -119,6 +92,14 @@ def _draw_programs(examples: int, seed: int) -> list[Program]:
         programs += draw_examples(hopper_programs(), hopper, seed + 200_003) if hopper else []
         programs += value_programs(programs, VALUE_PROGRAMS_MAX, seed + 500_009)
     return programs
+
+
+def in_shard(case_id: str, shard: tuple[int, int]) -> bool:
+    """Whether a case belongs to shard (index, count), 1 <= index <= count, of a run. Case ids are
+    SHA-256 prefixes in hex, so the id modulo count spreads a run's cases evenly over its shards,
+    the same way on every machine; every shard draws the whole run and keeps its share."""
+    index, count = shard
+    return int(case_id, 16) % count == index - 1
 
 
 OPTION_SEARCH_BATCH, OPTION_SEARCH_BATCHES = 256, 16  # the rarest option (one K=96 form) needs ~300 MMAs
@@ -437,11 +418,12 @@ def replay_command(case_id: str, backend: str, reference: str | None, profile: s
 
 
 def summary(outcome: RunOutcome, seed: int, examples: int, duration: float, command: list[str],
-            profile: str | None = None) -> dict:
+            profile: str | None = None, shard: tuple[int, int] | None = None) -> dict:
     """The run's summary.json: the documented fields (cases, per-backend counts and roles, the
     reference, the profile judging each case and their counts, coverage, seed, duration), and for
-    trend tracking the schema, source revision, finishing time, totals, coverage heat maps and
-    every failure with its decoded first mismatches (`data["diff"]`)."""
+    trend tracking the schema, source revision, finishing time, totals, coverage heat maps, every
+    failure with its decoded first mismatches (`data["diff"]`) and the shard ("I/N", None for a
+    whole run)."""
     failures = []
     for name, results in outcome.results.items():
         for p, r, judged_by in zip(outcome.programs, results, outcome.profiles):
@@ -460,6 +442,7 @@ def summary(outcome: RunOutcome, seed: int, examples: int, duration: float, comm
         "finished_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "seed": seed,
         "examples": examples,
+        "shard": f"{shard[0]}/{shard[1]}" if shard else None,
         "profile": profile,
         "reference": outcome.reference,
         "profiles": dict(Counter(outcome.profiles)),
