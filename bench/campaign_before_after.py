@@ -34,7 +34,8 @@ STAGES = {"producers": ("draw", "reference", "kernel text", "assemble", "pack", 
 def campaign(args: argparse.Namespace, name: str, seed: int, extra: list[str], cache: str, gpus: str) -> dict:
     report = os.path.join(args.out, f"campaign-{name}.json")
     command = [sys.executable, "-m", "conformance", "campaign", "--programs", str(args.programs), "--seed", str(seed),
-               "--gpus", gpus, "--json", report, *extra, *(["--host-only"] if args.host_only else [])]
+               "--gpus", gpus, "--json", report, *extra, *(["--host-only"] if args.host_only else []),
+               *(["--jobs", str(args.jobs)] if args.jobs else [])]
     env = {**os.environ, "TCGEN05_CACHE": cache, "PYTHONPATH": ROOT}
     print(" ".join(command[1:]), file=sys.stderr, flush=True)
     status = subprocess.run(command, cwd=ROOT, env=env, check=False).returncode
@@ -49,6 +50,8 @@ def row(name: str, r: dict) -> dict:
     end_to_end, gpu = t["programs_per_s_end_to_end"], t["programs_per_s_gpu"]
     stages = {f"{where}.{s}": r["stages"][where].get(s, {}).get("cpu_ms_per_program" if where == "producers" else "ms_per_program")
               for where, names in STAGES.items() for s in names}
+    core = sum(stages[f"producers.{s}"] or 0 for s in ("draw", "reference", "assemble"))
+    producers = sum(v or 0 for k, v in stages.items() if k.startswith("producers.") and k != "producers.wait")
     return {"run": name, "command": r["command"], "gpus": len(r["gpus"]), "programs": r["programs"],
             "instructions": r["instructions"], "launches": r["launches"], "inner_products": r["inner_products_total"],
             "mismatches": r["mismatches"], "errors": r["errors"], "seconds": r["seconds"],
@@ -56,7 +59,10 @@ def row(name: str, r: dict) -> dict:
             "end_to_end_over_gpu": round(end_to_end / gpu, 3) if gpu else None,
             "inner_products_per_s_end_to_end": t["inner_products_per_s_end_to_end"],
             "kernel_cache": r["kernel_cache"], "gpu_busy_s": [g["busy_seconds"] for g in r["gpus"]],
-            "ms_per_program": stages}
+            "ms_per_program": stages,
+            "producer_cpu_ms_per_program": {"draw+reference+assemble": round(core, 3), "every producer stage": round(producers, 3)},
+            "programs_per_producer_cpu_second": {"draw+reference+assemble": round(1e3 / core, 1) if core else None,
+                                                 "every producer stage": round(1e3 / producers, 1) if producers else None}}
 
 
 def markdown(rows: list[dict], machine: str) -> str:
@@ -74,6 +80,11 @@ def markdown(rows: list[dict], machine: str) -> str:
               "| stage | " + " | ".join(r["run"] for r in rows) + " |", "| --- |" + " --- |" * len(rows)]
     for stage in rows[0]["ms_per_program"]:
         lines.append(f"| {stage} | " + " | ".join(str(r["ms_per_program"][stage]) for r in rows) + " |")
+    for what in rows[0]["producer_cpu_ms_per_program"]:
+        lines.append(f"| producers' CPU, {what} | " + " | ".join(str(r["producer_cpu_ms_per_program"][what]) for r in rows) + " |")
+    for what in rows[0]["programs_per_producer_cpu_second"]:
+        lines.append(f"| programs per producer CPU second, {what} | "
+                     + " | ".join(str(r["programs_per_producer_cpu_second"][what]) for r in rows) + " |")
     lines += ["", "Commands:", ""] + [f"    {r['command']}" for r in rows]
     return "\n".join(lines) + "\n"
 
@@ -86,6 +97,7 @@ def main() -> int:
     parser.add_argument("--gpus", default="all", help="--gpus of every run (default all; with --host-only, a count)")
     parser.add_argument("--also-one-gpu", action="store_true", help="add the warm-cache run on one GPU")
     parser.add_argument("--host-only", action="store_true", help="pass --host-only to every run (no GPU: the host side)")
+    parser.add_argument("--jobs", type=int, help="--jobs of every run (default: the campaign's, every core)")
     parser.add_argument("--out", required=True, help="folder for the reports, campaign-before-after.json and .md")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)

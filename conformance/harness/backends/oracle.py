@@ -15,7 +15,7 @@ from conformance.core.state import MachineState, NotModelled, UndefinedBehaviour
 from conformance.harness.backends.base import Observation, Progress
 from oracles.execute import run_many
 
-OBSERVED_TOGETHER = 64  # programs a call of the oracle evaluates together: their Hopper MMAs in one batch
+OBSERVED_TOGETHER = 256  # programs a call of the oracle evaluates together (their Hopper MMAs in one batch); a campaign chunk is 200
 
 
 class OracleBackend:
@@ -38,6 +38,10 @@ class OracleBackend:
             if progress:
                 progress(len(observations))
         return observations
+
+    def observe_one(self, p: Program) -> Observation:
+        """The oracle's observation of one program: `observe` of one."""
+        return self.observe([p])[0]
 
 
 def _observation(p: Program, outcome: MachineState | Exception) -> Observation:
