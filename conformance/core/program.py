@@ -96,8 +96,9 @@ class Program:
     label: str = ""
     meta: dict = field(default_factory=dict, compare=False, hash=False)
 
-    @property
+    @functools.cached_property
     def case_id(self) -> str:
+        """`case_id(self)`, computed once (a hash of the whole program, asked for many times)."""
         return case_id(self)
 
     def matrix(self, name: str):
