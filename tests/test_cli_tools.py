@@ -332,7 +332,8 @@ def test_campaign_finds_a_planted_difference_and_writes_its_report(tmp_path, cap
 
 def test_numerics_measure_end_to_end_with_a_stand_in_gpu(tmp_path, capsys, monkeypatch):
     """numerics measure as the CLI runs it, the GPU replaced by the model's own results packed into
-    the D fragment: 0 mismatches; one flipped bit in a D register: exactly one mismatch, kept in the samples."""
+    the D fragment: 0 mismatches; one flipped bit in a D register: exactly one mismatch, kept in the
+    samples. Every stage is timed in the report and printed."""
     import conformance.cli.numerics as cli_numerics
     import conformance.tools.numerics_measure as tool
     from conformance.core.formats import get_format, storage_dtype
@@ -341,7 +342,7 @@ def test_numerics_measure_end_to_end_with_a_stand_in_gpu(tmp_path, capsys, monke
 
     flips = []
 
-    def run_chunk(gpu, kernels, c, chunk):
+    def run_chunk(gpu, kernels, c, chunk, stages):
         tiles, m, n = chunk["c"].shape
         a = np.broadcast_to(chunk["a"][:, :, None, :], (tiles, m, n, c.k)).reshape(-1, c.k)
         b = np.broadcast_to(chunk["b"][:, None, :, :], (tiles, m, n, c.k)).reshape(-1, c.k)
@@ -360,6 +361,14 @@ def test_numerics_measure_end_to_end_with_a_stand_in_gpu(tmp_path, capsys, monke
     written = json.loads(report.read_text())
     assert written["command"] == "tcgen05-conformance " + " ".join(argv) and written["mismatches"] == 0
     assert written["inner_products"] == {"wgmma.bf16.f32": 256 * 64 * 64}  # one chunk of 256 tiles
+    stages = written["stages"]
+    assert {where: set(timed) for where, timed in stages.items()} == {
+        "workers": {"draw", "pack", "unpack", "model", "compare"}, "gpu": set(),  # the stand-in times no GPU stage
+        "main": {"wait for chunks", "wait for comparisons"}}
+    assert stages["workers"]["model"]["seconds"] > 0 and written["combinations"][0]["stages"] == stages  # one combination
+    assert stages["workers"]["model"]["ns_per_inner_product"] == pytest.approx(
+        1e9 * stages["workers"]["model"]["seconds"] / (256 * 64 * 64), rel=0.01, abs=0.002)
+    assert "workers  model" in capsys.readouterr().err
     flips.append(True)
     assert main(argv) == 1
     written = json.loads(report.read_text())

@@ -1,10 +1,12 @@
 """The H100 inner-product harness without a GPU: register fragments against the PTX ISA's
 groupID / threadID_in_group formulas (9.7.14.5.8-14, written out here independently of the CuTe
 layouts the code evaluates), packing round trips, the wgmma shared-memory image against the
-canonical no-swizzle K-major layout worked by hand, the kernels assembling for sm_90a, and the
-comparison catching a planted one-bit error."""
+canonical no-swizzle K-major layout worked by hand, the kernels assembling for sm_90a, the
+comparison catching a planted one-bit error, and the GPU stages timed apart."""
 
 from __future__ import annotations
+
+import time
 
 import numpy as np
 import pytest
@@ -18,8 +20,10 @@ from conformance.tools.numerics_measure import (
     kernel_source,
     pack_images,
     prepare,
+    run_chunk,
     smem_images_for,
 )
+from conformance.tools.stages import Stages
 from device.registers import pack_registers, unpack_registers
 from oracles.numerics import inner_product
 
@@ -125,3 +129,48 @@ def test_compare_counts_a_planted_one_bit_error(cid):
     words[1, 0, 5] ^= 1
     result = compare(c, chunk, words, "sm_90a")
     assert result["mismatches"] == 1 and result["inner_products"] == tiles * m * n
+
+
+class _QueueingGpu:
+    """A GPU whose launch only queues the work, as a CUDA stream does: the work (`busy` seconds)
+    is done by the next sync; reading back returns `words`."""
+
+    def __init__(self, busy: float, words: np.ndarray):
+        self.busy, self.words, self.queued, self.calls = busy, words, False, []
+
+    def to_device(self, array):
+        self.calls.append("to_device")
+        return array
+
+    def empty(self, shape, dtype):
+        self.calls.append("empty")
+        return np.empty(shape, dtype)
+
+    def launch(self, kernel, grid, block, shared_bytes, *args):
+        self.calls.append("launch")
+        self.queued = True
+
+    def sync(self):
+        self.calls.append("sync")
+        if self.queued:
+            time.sleep(self.busy)
+            self.queued = False
+
+    def to_host(self, array):
+        self.calls.append("to_host")
+        self.sync()
+        return self.words
+
+
+@pytest.mark.parametrize("cid", ["mma.sync.f16.f32", "wgmma.e4m3.f16"])
+def test_run_chunk_times_copy_in_launch_until_done_and_read_back(cid):
+    """The GPU's work counts to the launch stage (the launch waits for the GPU), not to reading back."""
+    c = next(x for x in COMBINATIONS if x.id == cid)
+    chunk = prepare(c, 4, seed=1)
+    assert set(chunk["stages"].wall) == {"draw", "pack"}
+    words = np.arange(12, dtype=np.uint32)
+    gpu, stages = _QueueingGpu(0.2, words), Stages()
+    assert run_chunk(gpu, {c.id: "kernel"}, c, chunk, stages) is words
+    assert gpu.calls == ["to_device"] * len(chunk["inputs"]) + ["empty", "launch", "sync", "to_host", "sync"]
+    assert list(stages.wall) == ["copy in", "launch", "read back"]
+    assert stages.wall["launch"] >= 0.2 > stages.wall["read back"] + stages.wall["copy in"]

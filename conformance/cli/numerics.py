@@ -51,7 +51,9 @@ def add_measure(sub) -> None:
     mea.add_argument("--jobs", type=count(1, JOBS_LIMIT, "worker count"), default=os.cpu_count() or 1, metavar="N",
                      help="worker processes drawing, packing and comparing (default: every core)")
     mea.add_argument("--json", required=True, type=output_file, metavar="FILE",
-                     help="write the report here (per combination: inner products, mismatches per input family, seconds)")
+                     help="write the report here (per combination: inner products, mismatches per input family, seconds, "
+                          "and the time of every stage: draw, pack, copy in, launch, read back, unpack, model, compare; "
+                          "also printed in all)")
     mea.add_argument("--samples", type=output_file, metavar="FILE",
                      help="write kept vectors with their silicon and model results here (.npz), for numerics fit")
     mea.add_argument("--tiny", type=count(0, 10**7, "count"), default=0, metavar="N",
@@ -70,7 +72,7 @@ def add_measure(sub) -> None:
 
 
 def cmd_measure(args: argparse.Namespace) -> int:
-    from conformance.tools.numerics_measure import COMBINATIONS, measure, select
+    from conformance.tools.numerics_measure import COMBINATIONS, measure, select, stage_table
 
     for text in args.only:
         if not select([text]):
@@ -94,6 +96,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
         import numpy as np
 
         np.savez_compressed(args.samples, **samples)
+    print(stage_table(report), file=sys.stderr)
     print(f"{len(chosen)} combinations, {report['mismatches']} mismatches, {report['seconds']} s; report: {args.json}",
           file=sys.stderr)
     return EXIT_OK if report["mismatches"] == 0 else EXIT_FAILED

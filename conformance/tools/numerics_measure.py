@@ -7,6 +7,11 @@ Each tile is one instruction: A rows and B rows are vectors of `generators.numer
 on the diagonal (m = n, "paired") and crosses vectors elsewhere; every element of D is compared.
 Work is cut in chunks of about 2^20 inner products; worker processes draw and pack a chunk, the
 GPU runs it, workers run the model and compare, so the host's cores keep the GPU fed.
+
+Every stage is timed (`conformance.tools.stages`), per combination and in all: in the workers
+draw, pack, unpack, model and compare; on the GPU copy in, launch (until the GPU is done) and read
+back; in the main process the waits for prepared chunks (the GPU idle for the host) and for the
+last comparisons.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from conformance.core.instructions import WgmmaMma
 from conformance.core.isa.fragments import MMA_SYNC_SHAPES, register_elements, wgmma_accumulator
 from conformance.core.layouts.smem import element_bit_addresses, storage_for
 from conformance.tools.hopper_gpu import TARGET
+from conformance.tools.stages import Stages
 from device.inner_product_kernels import MmaSyncInstruction, mma_sync_kernel, wgmma_kernel
 from device.registers import pack_registers, unpack_registers
 from oracles.numerics import inner_product
@@ -149,20 +155,23 @@ def pack_images(img: SmemImages, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def prepare(c: Combination, tiles: int, seed: int) -> dict:
-    """A chunk's operands and what the kernel takes."""
-    a, b, cm, labels = tiles_of(c, tiles, seed)
+    """A chunk's operands, what the kernel takes and the time of its stages (draw, pack)."""
+    stages = Stages()
+    with stages("draw"):
+        a, b, cm, labels = tiles_of(c, tiles, seed)
     acc_bits = ACC_BITS[c.acc]
-    if c.family == "mma.sync":
-        shape = MMA_SYNC_SHAPES[INPUT_BITS[c.in_fmt]]
-        bits = INPUT_BITS[c.in_fmt]
-        inputs = (pack_registers(a, *register_elements(shape.a, bits), bits),
-                  pack_registers(b, *register_elements(shape.b, bits), bits),
-                  pack_registers(cm, *register_elements(shape.c, acc_bits), acc_bits))
-    else:
-        img = smem_images_for(c)
-        inputs = (pack_images(img, a, b),
-                  pack_registers(cm, *register_elements(wgmma_accumulator(WGMMA_N), acc_bits), acc_bits))
-    return {"a": a, "b": b, "c": cm, "labels": labels, "inputs": inputs}
+    with stages("pack"):
+        if c.family == "mma.sync":
+            shape = MMA_SYNC_SHAPES[INPUT_BITS[c.in_fmt]]
+            bits = INPUT_BITS[c.in_fmt]
+            inputs = (pack_registers(a, *register_elements(shape.a, bits), bits),
+                      pack_registers(b, *register_elements(shape.b, bits), bits),
+                      pack_registers(cm, *register_elements(shape.c, acc_bits), acc_bits))
+        else:
+            img = smem_images_for(c)
+            inputs = (pack_images(img, a, b),
+                      pack_registers(cm, *register_elements(wgmma_accumulator(WGMMA_N), acc_bits), acc_bits))
+    return {"a": a, "b": b, "c": cm, "labels": labels, "inputs": inputs, "stages": stages}
 
 
 def d_fragment(c: Combination):
@@ -171,16 +180,29 @@ def d_fragment(c: Combination):
 
 
 def compare(c: Combination, chunk: dict, d_words: np.ndarray, profile: str, tiny: int = 0) -> dict:
-    """Model vs silicon over every inner product of the chunk: counts per family, mismatches and
-    samples (with up to `tiny` more whose silicon result is subnormal, for fitting underflow)."""
-    a, b, cm, labels = chunk["a"], chunk["b"], chunk["c"], chunk["labels"]
+    """Model vs silicon over every inner product of the chunk: counts per family, mismatches,
+    samples (with up to `tiny` more whose silicon result is subnormal, for fitting underflow) and
+    the time of its stages (unpack, model, compare)."""
+    stages = Stages()
+    a, b, cm = chunk["a"], chunk["b"], chunk["c"]
     tiles, m, n = cm.shape
     acc_dtype = storage_dtype(get_format(c.acc))
-    got = unpack_registers(d_words, *d_fragment(c), ACC_BITS[c.acc], (m, n), acc_dtype)
-    a_all = np.broadcast_to(a[:, :, None, :], (tiles, m, n, c.k)).reshape(-1, c.k)
-    b_all = np.broadcast_to(b[:, None, :, :], (tiles, m, n, c.k)).reshape(-1, c.k)
-    want = inner_product(a_all, b_all, cm.reshape(-1), c.in_fmt, c.acc, c.profile(profile), saturate=c.saturate)
-    got = got.reshape(-1)
+    with stages("unpack"):
+        got = unpack_registers(d_words, *d_fragment(c), ACC_BITS[c.acc], (m, n), acc_dtype).reshape(-1)
+    with stages("model"):
+        a_all = np.broadcast_to(a[:, :, None, :], (tiles, m, n, c.k)).reshape(-1, c.k)
+        b_all = np.broadcast_to(b[:, None, :, :], (tiles, m, n, c.k)).reshape(-1, c.k)
+        want = inner_product(a_all, b_all, cm.reshape(-1), c.in_fmt, c.acc, c.profile(profile), saturate=c.saturate)
+    with stages("compare"):
+        result = _compared(c, chunk, got, want, a_all, b_all, tiny)
+    return result | {"stages": stages}
+
+
+def _compared(c: Combination, chunk: dict, got: np.ndarray, want: np.ndarray, a_all: np.ndarray,
+              b_all: np.ndarray, tiny: int) -> dict:
+    """`compare`'s counts and samples of the model's results `want` against silicon's `got`."""
+    cm, labels = chunk["c"], chunk["labels"]
+    tiles, m, n = cm.shape
     family = np.full((tiles, m, n), len(FAMILIES), np.uint8)  # len(FAMILIES) = "cross"
     diag = np.arange(min(m, n))
     family[:, diag, diag] = labels[:, diag]
@@ -204,21 +226,26 @@ def compare(c: Combination, chunk: dict, d_words: np.ndarray, profile: str, tiny
     }
 
 
-def run_chunk(gpu, kernels: dict, c: Combination, chunk: dict) -> np.ndarray:
-    """D fragment words [tiles, registers, threads] from the GPU."""
-    inputs = [gpu.to_device(x) for x in chunk["inputs"]]
+def run_chunk(gpu, kernels: dict, c: Combination, chunk: dict, stages: Stages) -> np.ndarray:
+    """D fragment words [tiles, registers, threads] from the GPU; copy in, launch (until the GPU
+    is done) and read back timed into `stages`."""
     tiles = chunk["c"].shape[0]
     registers = chunk["inputs"][-1].shape[1]
     threads = 32 if c.family == "mma.sync" else 128
-    d = gpu.empty((tiles, registers, threads), np.uint32)
+    with stages("copy in"):
+        inputs = [gpu.to_device(x) for x in chunk["inputs"]]
+        d = gpu.empty((tiles, registers, threads), np.uint32)
     kernel = kernels[c.id]
-    if c.family == "mma.sync":
-        gpu.launch(kernel, min(tiles // 4 + 1, 1024), 128, 0, *inputs, d, np.uint32(tiles))
-    else:
-        img = smem_images_for(c)
-        gpu.launch(kernel, min(tiles, 528), 128, img.image_bytes, inputs[0], inputs[1], d, np.uint32(tiles),
-                   np.uint64(img.a_desc), np.uint64(img.b_desc))
-    return gpu.to_host(d)
+    with stages("launch"):
+        if c.family == "mma.sync":
+            gpu.launch(kernel, min(tiles // 4 + 1, 1024), 128, 0, *inputs, d, np.uint32(tiles))
+        else:
+            img = smem_images_for(c)
+            gpu.launch(kernel, min(tiles, 528), 128, img.image_bytes, inputs[0], inputs[1], d, np.uint32(tiles),
+                       np.uint64(img.a_desc), np.uint64(img.b_desc))
+        gpu.sync()
+    with stages("read back"):
+        return gpu.to_host(d)
 
 
 def kernel_source(c: Combination) -> str:
@@ -235,15 +262,17 @@ def select(only: Sequence[str]) -> list[Combination]:
 def measure(gpu, combinations: Sequence[Combination], count: int, seed: int, profile: str, jobs: int,
             log: TextIO | None = None, tiny: int = 0) -> tuple[dict, dict]:
     """Run `count` (rounded up to whole chunks) inner products per combination on `gpu` (a
-    `device.launch.Gpu` of sm_90) with `jobs` worker processes; the report (JSON-able) and the kept
-    samples (arrays per combination; `tiny`: up to that many subnormal results more). Progress lines
-    go to `log` (standard error when None, looked up at call time)."""
+    `device.launch.Gpu` of sm_90) with `jobs` worker processes; the report (JSON-able, with the time
+    of every stage per combination and in all: `stage_profile`) and the kept samples (arrays per
+    combination; `tiny`: up to that many subnormal results more). Progress lines go to `log`
+    (standard error when None, looked up at call time)."""
     log = log or sys.stderr
     kernels = {}
     for c in combinations:
         kernels[c.id] = gpu.load(kernel_source(c), TARGET).get_kernel("mma_sync_batch" if c.family == "mma.sync" else "wgmma_batch")
     report = {"gpu": gpu.name, "arch": gpu.arch, "profile": profile, "seed": seed, "combinations": []}
     samples: dict[str, np.ndarray] = {}
+    every = {where: Stages() for where in STAGE_PLACES}
     started = time.perf_counter()
     with ProcessPoolExecutor(jobs) as pool:
         for ci, c in enumerate(combinations):
@@ -251,14 +280,20 @@ def measure(gpu, combinations: Sequence[Combination], count: int, seed: int, pro
             tiles = CHUNK_TILES[c.family]
             chunks = -(-count // (tiles * c.tile[0] * c.tile[1]))
             prepared = [pool.submit(prepare, c, tiles, seed * 1_000_003 + ci * 10_007 + i) for i in range(chunks)]
+            stages = {where: Stages() for where in STAGE_PLACES}
             gpu_s, compared = 0.0, []
             for future in prepared:
-                chunk = future.result()
+                with stages["main"]("wait for chunks"):
+                    chunk = future.result()
+                stages["workers"].merge(chunk.pop("stages"))
                 g0 = time.perf_counter()
-                d = run_chunk(gpu, kernels, c, chunk)
+                d = run_chunk(gpu, kernels, c, chunk, stages["gpu"])
                 gpu_s += time.perf_counter() - g0
                 compared.append(pool.submit(compare, c, chunk, d, profile, tiny))
-            results = [f.result() for f in compared]
+            with stages["main"]("wait for comparisons"):
+                results = [f.result() for f in compared]
+            for r in results:
+                stages["workers"].merge(r["stages"])
             entry = {"id": c.id, "instruction": c.family, "profile": c.profile(profile),
                      "input": c.in_fmt, "accumulator": c.acc, "satfinite": c.satfinite,
                      "k": c.k, "inner_products": sum(r["inner_products"] for r in results),
@@ -266,7 +301,10 @@ def measure(gpu, combinations: Sequence[Combination], count: int, seed: int, pro
                      "per_family": _sum_dicts(r["per_family"] for r in results),
                      "mismatches_per_family": _sum_dicts(r["mismatches_per_family"] for r in results),
                      "gpu_and_transfer_s": round(gpu_s, 3), "seconds": round(time.perf_counter() - t0, 3)}
+            entry["stages"] = stage_profile(stages, entry["inner_products"])
             report["combinations"].append(entry)
+            for where, timed in stages.items():
+                every[where].merge(timed)
             for key in results[0]["samples"]:
                 samples[f"{c.id}/{key}"] = np.concatenate([r["samples"][key] for r in results])[: 2 * SAMPLES_PER_COMBINATION + tiny]
             print(f"{c.id}: {entry['inner_products']} inner products, {entry['mismatches']} mismatches, "
@@ -274,7 +312,29 @@ def measure(gpu, combinations: Sequence[Combination], count: int, seed: int, pro
     report["seconds"] = round(time.perf_counter() - started, 3)
     report["inner_products"] = {c["id"]: c["inner_products"] for c in report["combinations"]}
     report["mismatches"] = sum(c["mismatches"] for c in report["combinations"])
+    report["stages"] = stage_profile(every, sum(report["inner_products"].values()))
     return report, samples
+
+
+STAGE_PLACES = ("workers", "gpu", "main")  # where a stage runs: the worker processes, the GPU, the main process
+
+
+def stage_profile(stages: dict[str, Stages], inner_products: int) -> dict[str, dict[str, dict[str, float]]]:
+    """Per place and stage: wall seconds (summed over the worker processes for theirs), CPU
+    seconds, and nanoseconds of wall time per inner product."""
+    per = max(inner_products, 1)
+    return {where: {name: {"seconds": round(timed.wall[name], 3), "cpu_seconds": round(timed.cpu[name], 3),
+                           "ns_per_inner_product": round(1e9 * timed.wall[name] / per, 3)}
+                    for name in timed.wall}
+            for where, timed in stages.items()}
+
+
+def stage_table(report: dict) -> str:
+    """A report's stages in all as an aligned text table (place, stage, seconds, CPU seconds, ns per inner product)."""
+    lines = [f"{'where':<8} {'stage':<22} {'seconds':>10} {'cpu s':>10} {'ns/inner product':>17}"]
+    lines += [f"{where:<8} {name:<22} {v['seconds']:>10.3f} {v['cpu_seconds']:>10.3f} {v['ns_per_inner_product']:>17.3f}"
+              for where, timed in report["stages"].items() for name, v in timed.items()]
+    return "\n".join(lines)
 
 
 def _sum_dicts(dicts) -> dict:
