@@ -1,6 +1,7 @@
 """`run --shard I/N` and `report merge`: three shards of a run, merged, give the whole run's
 summary.json (but for the fields that say when, where and how long: the test names them), its
-JUnit file and failing cases; merge refuses folders that are not every shard of one run, once.
+JUnit file and failing cases, and its value coverage from the shards' hits; merge refuses folders
+that are not every shard of one run, once, and shards whose value coverage is not their cases'.
 
 The backends are the oracle and the planted backend of tests/fault_backends.py, told to fail,
 error and skip chosen cases, so failures with decoded diffs and skips go through the merge."""
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import main
+from conformance.core.coverpoints import hits
 from conformance.harness.runner import generate_programs, in_shard
 
 EXAMPLES, SEED = 40, 3
@@ -83,6 +85,40 @@ def test_merged_shards_reproduce_the_whole_run(folders, tmp_path, capsys):
     assert (merged / "report.html").exists() and (merged / "report.md").exists()
 
 
+def test_merged_value_coverage_is_the_shards_hits_summed(folders, tmp_path):
+    """Each coverpoint's hits, counted here from the programs each shard ran, add up over the
+    shards to the whole run's; the merged summary carries the whole run's value coverage."""
+    programs = generate_programs(EXAMPLES, SEED)
+    shard_hits = []
+    for i in (1, 2, 3):
+        points = _summary(folders[f"{i}/3"])["value_coverage"]["points"]
+        mine = [p for p in programs if in_shard(p.case_id, (i, 3))]
+        assert {k: v["hits"] for k, v in points.items() if v["hits"]} == {
+            point: sum(point in hits(p) for p in mine) for p in mine for point in hits(p)}
+        shard_hits.append({k: v["hits"] for k, v in points.items()})
+    whole = _summary(folders["whole"])["value_coverage"]
+    assert whole["hit"] > 0 and any(sum(h[k] > 0 for h in shard_hits) >= 2 for k in whole["points"])  # hits to add up
+    assert {k: v["hits"] for k, v in whole["points"].items()} == {k: sum(h[k] for h in shard_hits) for k in whole["points"]}
+    merged = tmp_path / "merged"
+    main(["report", "merge", *(str(folders[f"{i}/3"]) for i in (1, 2, 3)), "--out", str(merged)])
+    assert _summary(merged)["value_coverage"] == whole
+
+
+def test_merge_require_coverage_judges_the_whole_run(tmp_path, capsys):
+    """A passing run of 3 examples misses reachable value coverpoints: merging its shards exits 0,
+    and 4 with --require-coverage; a shard alone refuses --require-coverage."""
+    run = ["run", "--examples", "3", "--seed", str(SEED), "--backend", "oracle"]
+    shards = [str(tmp_path / f"shard{i}") for i in (1, 2)]
+    for i, folder in enumerate(shards, 1):
+        assert main([*run, "--shard", f"{i}/2", "--report-dir", folder]) == 0
+    assert main(["report", "merge", *shards, "--out", str(tmp_path / "merged")]) == 0
+    assert main(["report", "merge", *shards, "--out", str(tmp_path / "required"), "--require-coverage"]) == 4
+    assert _summary(tmp_path / "required")["value_coverage"]["missed"]
+    capsys.readouterr()
+    assert main([*run, "--shard", "1/2", "--require-coverage", "--report-dir", str(tmp_path / "refused")]) == 2
+    assert "--require-coverage goes with a whole run" in capsys.readouterr().err
+
+
 def _copy_with(folders, tmp_path: Path, shard: str, **changes) -> str:
     """A copy of a shard's folder whose summary.json has `changes`."""
     copy_ = tmp_path / f"edited-{shard.replace('/', '-')}"
@@ -94,7 +130,23 @@ def _copy_with(folders, tmp_path: Path, shard: str, **changes) -> str:
     return str(copy_)
 
 
-@pytest.mark.parametrize("case", ["missing", "overlap", "whole", "seed", "examples", "version", "backends", "no results"])
+def _value_coverage_with(folders, shard: str, change) -> dict:
+    """The shard's value coverage with `change(points)` applied to its coverpoints."""
+    values = copy.deepcopy(_summary(folders[shard])["value_coverage"])
+    change(values["points"])
+    return values
+
+
+def _one_more_hit(points: dict) -> None:
+    next(v for v in points.values() if v["hits"])["hits"] += 1
+
+
+def _foreign_first_case(points: dict) -> None:
+    next(v for v in points.values() if v["hits"])["first_case"] = "0123456789abcdef"
+
+
+@pytest.mark.parametrize("case", ["missing", "overlap", "whole", "seed", "examples", "version", "backends", "no results",
+                                  "value hits", "value first case", "no value coverage"])
 def test_merge_refuses_what_is_not_every_shard_of_one_run_once(folders, tmp_path, capsys, case):
     s1, s2, s3 = (str(folders[f"{i}/3"]) for i in (1, 2, 3))
     if case == "missing":
@@ -113,6 +165,14 @@ def test_merge_refuses_what_is_not_every_shard_of_one_run_once(folders, tmp_path
         backends = copy.deepcopy(_summary(folders["2/3"])["backends"])
         backends.pop("oracle")
         given, message = [s1, _copy_with(folders, tmp_path, "2/3", backends=backends), s3], "backends"
+    elif case == "value hits":
+        values = _value_coverage_with(folders, "2/3", _one_more_hit)
+        given, message = [s1, _copy_with(folders, tmp_path, "2/3", value_coverage=values), s3], "value coverage hits, merged, differ"
+    elif case == "value first case":
+        values = _value_coverage_with(folders, "1/3", _foreign_first_case)
+        given, message = [_copy_with(folders, tmp_path, "1/3", value_coverage=values), s2, s3], "is not a case of the run"
+    elif case == "no value coverage":
+        given, message = [s1, s2, _copy_with(folders, tmp_path, "3/3", value_coverage=None)], "has no value coverage"
     else:
         bare = tmp_path / "bare"
         shutil.copytree(folders["2/3"], bare)

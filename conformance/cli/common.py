@@ -18,7 +18,7 @@ from conformance.core.inputs import MAX_EXAMPLES, MAX_SEED, MAX_TIMEOUT_S, print
 
 PROG = "tcgen05-conformance"
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_NOTHING_RAN = 0, 1, 2, 3, 5
-EXIT_COVERAGE_MISSED = 4  # run --require-coverage: every case passed, but a reachable value coverpoint was missed
+EXIT_COVERAGE_MISSED = 4  # run and report merge --require-coverage: every case passed, but a reachable value coverpoint was missed
 EXIT_STATUSES = (f"exit status: {EXIT_OK} when every check that ran passed, {EXIT_FAILED} when one failed, "
                  f"{EXIT_USAGE} on bad usage or input (one line on stderr), {EXIT_INTERNAL} on an internal error, "
                  "a bug (one line on stderr naming the file that holds the traceback)")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from conformance.cli.common import EXIT_FAILED, EXIT_OK, UsageError, output_folder
+from conformance.cli.common import EXIT_COVERAGE_MISSED, EXIT_FAILED, EXIT_OK, UsageError, output_folder
 
 
 def add(sub) -> None:
@@ -16,9 +16,13 @@ def add(sub) -> None:
         "merge", help="combine the report folders of `run --shard I/N` into the whole run's",
         description="Check that the folders are every shard of one run, once each (same seed, examples, profile, "
                     "backends, version and source commit), draw the run's programs again from its seed and write the "
-                    "whole run's summary.json, report.md, report.html, junit.xml and failing cases to --out.")
+                    "whole run's summary.json, report.md, report.html, junit.xml and failing cases to --out; the "
+                    "shards' value coverage hits are merged and must equal those of the run's programs.")
     merge.add_argument("folders", nargs="+", metavar="DIR", help="a shard's report folder (its --report-dir)")
     merge.add_argument("--out", required=True, type=output_folder, metavar="DIR", help="where the merged reports go")
+    merge.add_argument("--require-coverage", action="store_true",
+                       help=f"exit {EXIT_COVERAGE_MISSED} when every case passed but the whole run missed a reachable "
+                            "value coverpoint (as run --require-coverage)")
     merge.set_defaults(func=cmd_merge)
 
 
@@ -32,4 +36,8 @@ def cmd_merge(args: argparse.Namespace) -> int:
     t = summary["totals"]
     print(f"{len(args.folders)} shards, {summary['cases']} cases: {t['passed']} passed, {t['failed']} failed, "
           f"{t['errors']} errors, {t['skipped']} skipped; reports: {', '.join(paths)}")
-    return EXIT_FAILED if t["failed"] or t["errors"] else EXIT_OK
+    values = summary["value_coverage"]
+    print(f"value coverpoints hit: {values['hit']}/{values['reachable']} reachable")
+    if t["failed"] or t["errors"]:
+        return EXIT_FAILED
+    return EXIT_COVERAGE_MISSED if args.require_coverage and values["missed"] else EXIT_OK

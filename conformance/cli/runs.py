@@ -74,7 +74,7 @@ def add_run(sub) -> None:
                           "(default 1: in this process)")
     run.add_argument("--require-coverage", action="store_true",
                      help=f"exit {EXIT_COVERAGE_MISSED} when every case passed but a reachable value coverpoint was missed "
-                          "(docs/reports.md, value coverage)")
+                          "(docs/reports.md, value coverage; for shards, give it to report merge)")
     run.set_defaults(func=cmd_run)
 
 
@@ -87,6 +87,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     backends = args.backend or list(DEFAULT_BACKENDS)
     if args.batch_size is not None and args.timeout is None and args.jobs == 1:
         raise UsageError("--batch-size goes with --timeout or --jobs")
+    if args.shard and args.require_coverage:
+        raise UsageError("--require-coverage goes with a whole run: a shard's cases hit a share of the value coverpoints "
+                         "(give it to report merge)")
     journal = None
     if args.journal:
         facts = {"seed": args.seed, "examples": args.examples, "backends": backends, "reference": args.reference,

@@ -8,18 +8,22 @@ run's programs again from its seed (so that coverage, heat maps and failing case
 same code as a whole run's), checks that each shard holds exactly its share of them, and builds
 the summary, reports and failing cases with the functions a whole run uses: summary.json is the
 whole run's but for the command, machine, finishing time and durations (the shards' summed), and
-`shards`, which lists each shard's folder, command, machine, finishing time and duration."""
+`shards`, which lists each shard's folder, command, machine, finishing time and duration. The
+shards' value coverage is merged (each coverpoint's hits summed, its first case the earliest in
+the run's order) and must equal that of the run's programs."""
 
 from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from typing import Sequence
 
 from conformance import __version__
 from conformance.harness import runner
 from conformance.harness.judge import CaseResult
 from conformance.harness.report import BACKEND_FIELDS, write_reports
+from conformance.harness.value_coverage import value_coverage_of_hits
 
 RESULTS_FILE = "results.json"  # a shard's per-case results, per backend
 SAME = ("schema", "version", "seed", "examples", "profile", "reference")
@@ -98,6 +102,30 @@ def _check_shares(folders: Sequence[str], summaries: list[dict], results: list[d
             raise MergeError(f"{folder}: its cases are not shard {s['shard']}'s share of the run's programs")
 
 
+def merged_value_coverage(folders: Sequence[str], summaries: list[dict], programs: list) -> dict:
+    """The shards' value coverage merged: each coverpoint's hits summed over the shards, its first
+    case the shards' first case that comes first in the run (`programs`)."""
+    order = {p.case_id: i for i, p in enumerate(programs)}
+    counts: Counter[str] = Counter()
+    first: dict[str, str] = {}
+    for folder, s in zip(folders, summaries):
+        points = (s.get("value_coverage") or {}).get("points")
+        if not isinstance(points, dict):
+            raise MergeError(f"{folder}: its summary.json has no value coverage (value_coverage.points)")
+        for point, hit in points.items():
+            if not isinstance(hit, dict) or type(hit.get("hits")) is not int or hit["hits"] < 0:
+                raise MergeError(f"{folder}: value coverpoint {point!r} has no hit count")
+            counts[point] += hit["hits"]
+            case = hit.get("first_case")
+            if case is None:
+                continue
+            if not isinstance(case, str) or case not in order:
+                raise MergeError(f"{folder}: the first case {case!r} of value coverpoint {point!r} is not a case of the run")
+            if point not in first or order[case] < order[first[point]]:
+                first[point] = case
+    return value_coverage_of_hits(counts, first)
+
+
 def merge(folders: Sequence[str], out: str, command: list[str]) -> tuple[dict, list[str]]:
     """Merge the shard report folders into `out`: (the summary, the paths written)."""
     if not folders:
@@ -124,6 +152,8 @@ def merge(folders: Sequence[str], out: str, command: list[str]) -> tuple[dict, l
             duration_s=round(sum(b["duration_s"] for b in per_shard), 3), role=per_shard[0]["role"])
     duration = sum(s["duration_s"] for s in summaries)
     summary = runner.summary(outcome, first["seed"], first["examples"], duration, command, first["profile"])
+    if merged_value_coverage(folders, summaries, programs) != summary["value_coverage"]:
+        raise MergeError("the shards' value coverage hits, merged, differ from those of the run's programs")
     summary["shards"] = [{"folder": folder, "shard": s["shard"], "command": s["command"], "machine": s["machine"],
                           "finished_utc": s.get("finished_utc"), "duration_s": s["duration_s"]}
                          for folder, s in sorted(zip(folders, summaries), key=lambda fs: _shard(*fs))]

@@ -6,7 +6,7 @@ the reports' value heat map."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from conformance.core.coverpoints import COVERPOINTS, RUN_TARGETS, hits, reachability
 from conformance.core.program import Program
@@ -21,6 +21,13 @@ def value_coverage(programs: Sequence[Program], targets: Sequence[str] = RUN_TAR
         for point in hits(p):
             counts[point] += 1
             first.setdefault(point, p.case_id)
+    return value_coverage_of_hits(counts, first, targets)
+
+
+def value_coverage_of_hits(counts: Mapping[str, int], first: Mapping[str, str],
+                           targets: Sequence[str] = RUN_TARGETS) -> dict:
+    """`value_coverage` from each coverpoint's hit count and first case (the shards' merged, for
+    `report merge`)."""
     cells: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
     not_reachable, missed = {}, []
     for c in COVERPOINTS:
@@ -31,7 +38,7 @@ def value_coverage(programs: Sequence[Program], targets: Sequence[str] = RUN_TAR
             cell["not_reachable"] += 1
             continue
         cell["reachable"] += 1
-        if counts[c.id]:
+        if counts.get(c.id):
             cell["hit"] += 1
         else:
             missed.append(c.id)
@@ -42,7 +49,7 @@ def value_coverage(programs: Sequence[Program], targets: Sequence[str] = RUN_TAR
         "hit": reachable_total - len(missed),
         "missed": missed,
         "not_reachable": not_reachable,
-        "points": {c.id: {"hits": counts[c.id], "first_case": first.get(c.id)} for c in COVERPOINTS},
+        "points": {c.id: {"hits": counts.get(c.id, 0), "first_case": first.get(c.id)} for c in COVERPOINTS},
         "per_kind_operand": {kind: {operand: {k: cell[k] for k in ("hit", "reachable", "not_reachable")}
                                     for operand, cell in operands.items()} for kind, operands in cells.items()},
     }
