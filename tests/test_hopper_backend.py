@@ -188,9 +188,9 @@ def test_a_from_registers_equals_the_same_a_from_shared_memory():
     """Metamorphic: moving A from its shared-memory layout into the register matrix leaves D."""
     from conformance.core.encoding import sdesc
     from conformance.core.isa.mma import TYPE_BITS
+    from conformance.core.images import initial_images
+    from conformance.core.layouts.operands import gather
     from conformance.core.layouts.smem import storage_for
-    from oracles.smem_operand import gather
-    from oracles.state import initial_state
 
     checked = 0
     for p in EXACT + DISCRIMINATING:
@@ -198,7 +198,7 @@ def test_a_from_registers_equals_the_same_a_from_shared_memory():
         if op.a_in_registers or op.sparse or op.imm_scale_a == -1:
             continue
         k = op.k
-        a = gather(initial_state(p), 0, sdesc.decode(op.a_desc, "sm90"), not op.imm_trans_a, 64, k,
+        a = gather(initial_images(p), 0, sdesc.decode(op.a_desc, "sm90"), not op.imm_trans_a, 64, k,
                    storage_for(TYPE_BITS[op.atype], False), "wgmma")
         moved = dataclasses.replace(p, ops=(dataclasses.replace(op, a_in_registers=True, imm_trans_a=None, a_desc=0),),
                                     matrices=p.matrices + (MatrixImage("a", 64, k, a.astype("<u4").tobytes()),))
