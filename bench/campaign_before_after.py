@@ -11,7 +11,10 @@ table of what each run measured.
 With `--also-one-gpu`, a fourth run repeats "after, warm cache" on one GPU, for the scaling ratio
 of a host with several GPUs.
 
-    python bench/campaign_before_after.py --programs 50000 --out $OUT [--gpus all] [--also-one-gpu]
+    python bench/campaign_before_after.py --programs 50000 [--before-programs 20000] --out $OUT [--gpus all] [--also-one-gpu]
+
+The before run is the slow one: `--before-programs` gives it fewer programs than the others
+(rates per second are compared, not totals), so that the three fit in a device session.
 
 Exit status 0 when every run had 0 mismatches and 0 errors, 1 otherwise.
 """
@@ -31,9 +34,9 @@ STAGES = {"producers": ("draw", "reference", "kernel text", "assemble", "pack", 
           "gpu_workers": ("read", "load", "copy_in", "launch", "read_back", "unpack", "compare")}
 
 
-def campaign(args: argparse.Namespace, name: str, seed: int, extra: list[str], cache: str, gpus: str) -> dict:
+def campaign(args: argparse.Namespace, name: str, programs: int, seed: int, extra: list[str], cache: str, gpus: str) -> dict:
     report = os.path.join(args.out, f"campaign-{name}.json")
-    command = [sys.executable, "-m", "conformance", "campaign", "--programs", str(args.programs), "--seed", str(seed),
+    command = [sys.executable, "-m", "conformance", "campaign", "--programs", str(programs), "--seed", str(seed),
                "--gpus", gpus, "--json", report, *extra, *(["--host-only"] if args.host_only else []),
                *(["--jobs", str(args.jobs)] if args.jobs else [])]
     env = {**os.environ, "TCGEN05_CACHE": cache, "PYTHONPATH": ROOT}
@@ -92,6 +95,7 @@ def markdown(rows: list[dict], machine: str) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--programs", type=int, default=50_000, help="programs per run (default 50000)")
+    parser.add_argument("--before-programs", type=int, help="programs of the before run (default: --programs)")
     parser.add_argument("--seed", type=int, default=int.from_bytes(os.urandom(3), "little"),
                         help="the first run's seed; the others take the next ones (default: a fresh random one)")
     parser.add_argument("--gpus", default="all", help="--gpus of every run (default all; with --host-only, a count)")
@@ -103,13 +107,14 @@ def main() -> int:
     os.makedirs(args.out, exist_ok=True)
     cache = tempfile.mkdtemp(prefix="tcgen05-kernels-")  # outside --out: cubins are not a result
     try:
-        runs = [("before", args.seed, ["--data-sets", "1", "--no-batch-oracle", "--no-cache"], args.gpus),
-                ("after, cold cache", args.seed + 1, [], args.gpus),
-                ("after, warm cache", args.seed + 2, [], args.gpus)]
+        before = args.before_programs or args.programs
+        runs = [("before", before, args.seed, ["--data-sets", "1", "--no-batch-oracle", "--no-cache"], args.gpus),
+                ("after, cold cache", args.programs, args.seed + 1, [], args.gpus),
+                ("after, warm cache", args.programs, args.seed + 2, [], args.gpus)]
         if args.also_one_gpu:
-            runs.append(("after, warm cache, one GPU", args.seed + 3, [], "1"))
-        reports = [(name, campaign(args, name.replace(", ", "-").replace(" ", "-"), seed, extra, cache, gpus))
-                   for name, seed, extra, gpus in runs]
+            runs.append(("after, warm cache, one GPU", args.programs, args.seed + 3, [], "1"))
+        reports = [(name, campaign(args, name.replace(", ", "-").replace(" ", "-"), programs, seed, extra, cache, gpus))
+                   for name, programs, seed, extra, gpus in runs]
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     rows = [row(name, r) for name, r in reports]
