@@ -40,8 +40,9 @@ class OracleBackend:
         return observations
 
     def observe_one(self, p: Program) -> Observation:
-        """The oracle's observation of one program: `observe` of one."""
-        return self.observe([p])[0]
+        """The oracle's observation of one program, as `observe` gives it (not through `observe`,
+        which a variant of the oracle may build on this)."""
+        return _observation(p, run_many([p], self.profile)[0])
 
 
 def _observation(p: Program, outcome: MachineState | Exception) -> Observation:
