@@ -52,8 +52,8 @@ def add_measure(sub) -> None:
                      help="worker processes drawing, packing and comparing (default: every core)")
     mea.add_argument("--json", required=True, type=output_file, metavar="FILE",
                      help="write the report here (per combination: inner products, mismatches per input family, seconds, "
-                          "and the time of every stage: draw, pack, copy in, launch, read back, unpack, model, compare; "
-                          "also printed in all)")
+                          "and with --checker host the time of every stage: draw, pack, copy in, launch, read back, "
+                          "unpack, model, compare; also printed in all)")
     mea.add_argument("--samples", type=output_file, metavar="FILE",
                      help="write kept vectors with their silicon and model results here (.npz), for numerics fit")
     mea.add_argument("--tiny", type=count(0, 10**7, "count"), default=0, metavar="N",
