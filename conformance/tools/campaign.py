@@ -13,8 +13,8 @@ vectorised batches), take each kernel form's cubin from the kernel
 cache (`device.kernel_cache`, assembling the forms it lacks) and pack the programs of each form
 into one launch (`device.hopper_batch.pack`). The prepared chunk goes to a spool file (in
 /dev/shm where there is one); only its name travels to the main process, which hands it to a GPU
-worker as soon as one is free. At most `READY_PER_GPU` chunks per GPU wait prepared, so the
-producers run ahead of the GPUs by a bounded amount: drawing and the reference overlap the
+worker as soon as one is free. Every producer works while at most `READY_PER_GPU` chunks per GPU
+wait prepared, so the producers run ahead of the GPUs by a bounded amount: drawing and the reference overlap the
 launches.
 
 One GPU worker process per GPU (`devices`), each with its own CUDA context, launches the
@@ -496,7 +496,10 @@ class Run:
         self.context = multiprocessing.get_context("spawn")  # no fork: workers hold CUDA contexts
         self.pipes: dict = {}  # the main process's end of each child's connection -> the worker, or None for a producer
         self.tasks = self.context.Queue()
-        self.slots = self.context.Semaphore((READY_PER_GPU + IN_FLIGHT_PER_GPU) * len(devices))
+        # A slot per chunk being prepared, waiting prepared or in flight: every producer can work
+        # while READY_PER_GPU chunks per GPU wait (with slots only for the waiting chunks, 16
+        # producers on one GPU kept 6 cores busy: 769 programs/s on the H100).
+        self.slots = self.context.Semaphore(jobs + (READY_PER_GPU + IN_FLIGHT_PER_GPU) * len(devices))
         self.workers = [Worker(i, device) for i, device in enumerate(devices)]
         self.producers: list[multiprocessing.Process] = []
         self.chunks: dict[int, ChunkState] = {}
