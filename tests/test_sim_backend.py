@@ -6,8 +6,10 @@ garbage, exit early or write a short state cost only their own case, each with o
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,7 @@ from conformance.cli import main
 from conformance.core.program import dumps
 from conformance.harness.backends.registry import backend_from_spec
 from conformance.harness.backends.sim import SimBackend
+from conformance.harness.journal import Journal
 from conformance.harness.runner import execute, generate_programs
 from generators.programs import hopper_programs
 from generators.sampling import draw_examples
@@ -132,7 +135,7 @@ def test_an_endless_answer_line_is_a_protocol_error(programs):
 def test_an_answer_for_another_case_is_a_protocol_error(programs):
     script = "import sys\nfor line in sys.stdin: print('{\"case_id\": \"other\", \"status\": \"ok\"}', flush=True)"
     (o,) = SimBackend(shlex.join([sys.executable, "-c", script]), case_timeout_s=10).observe(programs[:1])
-    assert "protocol error: the answer names case 'other'" in o.error
+    assert 'protocol error: the answer names case "other"' in o.error
 
 
 def test_the_request_names_the_judging_profile_and_the_files_to_write_without_an_expected_state(programs, tmp_path):
@@ -228,3 +231,66 @@ def test_replay_on_a_simulator(programs, tmp_path, capsys):
     assert main(["replay", str(case), "--reference", "sim:" + _adapter("--mutant", MUTANT), "--backend", "oracle"]) == 1
     out = capsys.readouterr().out
     assert f"reference sim:{_adapter('--mutant', MUTANT)}, profile exact" in out and "[oracle] fail: " in out
+
+
+# --- what a simulator cannot do to the run (issue 15) ------------------------------------------
+
+
+def _fault_simulator(*flags: str) -> str:
+    return shlex.join([sys.executable, FAULT_SIMULATOR, *flags])
+
+
+def test_a_deeply_nested_answer_is_a_protocol_error_of_its_case_alone(programs):
+    ids = [p.case_id for p in programs[:2]]
+    observed = SimBackend(_fault_simulator("--nest-on", ids[0]), "exact", case_timeout_s=10).observe(programs[:2])
+    assert observed[0].error.startswith(f"case {ids[0]}: protocol error: the answer is not a JSON object")
+    assert "nested more than" in observed[0].error and "\n" not in observed[0].error
+    assert observed[1].state is not None
+
+
+@pytest.mark.parametrize("fault", ["twice", "late-twice"])
+def test_a_simulator_answering_twice_does_not_get_the_next_case_blamed(programs, fault):
+    """The second answer comes before the next request (noticed then) or after it (read as the
+    next case's answer): either way the simulator is restarted and the next case passes on it."""
+    ids = [p.case_id for p in programs[:3]]
+    observed = SimBackend(_fault_simulator(f"--{fault}-on", ids[0]), "exact", case_timeout_s=10).observe(programs[:3])
+    assert [o.error for o in observed] == [None] * 3
+    assert all(o.state is not None for o in observed)
+
+
+def test_the_simulator_is_kept_running_across_cases_observed_one_at_a_time(programs, tmp_path):
+    """--journal observes one case at a time (observe([p]) per case): one simulator serves them all."""
+    pids = tmp_path / "pids"
+    spec = "sim:" + _fault_simulator("--pid-log", str(pids))
+    with Journal.open(str(tmp_path / "journal"), {"run": 1}) as journal:
+        outcome = execute(programs[:4], [spec], "exact", journal=journal)
+    assert [r.status for r in outcome.results[spec]] == ["fail"] * 4  # zero states, against the oracle's
+    assert len(pids.read_text().split()) == 4 and len(set(pids.read_text().split())) == 1
+
+
+@pytest.mark.parametrize("options", [{"timeout_s": 60.0, "batch_size": 2}, {"jobs": 2, "batch_size": 2}])
+def test_under_the_supervisor_the_simulator_is_started_once_per_batch(programs, tmp_path, options):
+    pids = tmp_path / "pids"
+    spec = "sim:" + _fault_simulator("--pid-log", str(pids))
+    execute(programs[:4], [spec], "exact", **options)
+    assert len(pids.read_text().split()) == 4 and len(set(pids.read_text().split())) == 2
+
+
+@pytest.mark.parametrize("make", ["sparse-3GiB", "dev-zero", "fifo"])
+def test_a_state_file_is_refused_by_its_size_or_kind_before_it_is_read(tmp_path, make):
+    from conformance.harness.export import VectorsError, read_state, state_layout
+
+    p = generate_programs(1, 0)[0]
+    layout = state_layout(p)
+    path = tmp_path / layout["tmem"]["file"]
+    if make == "sparse-3GiB":
+        with open(path, "wb") as f:
+            f.truncate(3 << 30)
+    elif make == "dev-zero":
+        path.symlink_to("/dev/zero")
+    else:
+        os.mkfifo(path)  # reading a FIFO nobody writes would block for ever
+    started = time.perf_counter()
+    with pytest.raises(VectorsError, match="tmem.bin: (holds|larger than|not a regular file)"):
+        read_state(str(tmp_path), layout)
+    assert time.perf_counter() - started < 5
