@@ -12,7 +12,7 @@ whatever the command imported before."""
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator, TypeVar
+from typing import Callable, Hashable, Iterator, TypeVar
 
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
@@ -21,10 +21,27 @@ from hypothesis import strategies as st
 T = TypeVar("T")
 
 
-def draw_examples(strategy: st.SearchStrategy[T], count: int, seed: int) -> list[T]:
-    """`count` examples of `strategy`, the same list for the same seed."""
+def draw_examples(strategy: st.SearchStrategy[T], count: int, seed: int, distinct: Callable[[T], Hashable] | None = None,
+                  taken: set | None = None, on_example: Callable[[int], None] | None = None) -> list[T]:
+    """`count` examples of `strategy`, the same list for the same seed. With `distinct`, no two
+    examples share a key (`distinct(example)`), nor any key of `taken` (the keys of the examples
+    are added to it): Hypothesis draws a value again now and then, and each such draw is passed
+    over and replaced by a later one (the examples kept are the first ones drawn with a new key, in
+    order, so the list still follows from the seed alone). `on_example(n)` after the n-th."""
     examples: list[T] = []
+    keys = set() if taken is None else taken
     round_ = 0
+
+    def keep(value: T) -> None:
+        if distinct is not None:
+            key = distinct(value)
+            if key in keys:
+                return
+            keys.add(key)
+        examples.append(value)
+        if on_example:
+            on_example(len(examples))
+
     while len(examples) < count:
         drawn: list[T] = []
 
@@ -37,15 +54,15 @@ def draw_examples(strategy: st.SearchStrategy[T], count: int, seed: int) -> list
         def collect(value: T) -> None:
             drawn.append(value)
             if len(drawn) > 1 and len(examples) < count:
-                examples.append(value)
+                keep(value)
 
         before = len(examples)
         collect()
         if len(drawn) == 1:  # the simplest example is the only one
-            examples.append(drawn[0])
+            keep(drawn[0])
         round_ += 1
         if len(examples) == before and round_ > 10:
-            raise RuntimeError(f"the strategy yields no more examples after {before}")
+            raise RuntimeError(f"the strategy yields no more{' distinct' if distinct else ''} examples after {before}")
     return examples
 
 

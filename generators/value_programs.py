@@ -87,12 +87,14 @@ def representative_codes(fmt_name: str) -> tuple[int, ...]:
 
 def value_programs(programs: Sequence[Program], limit: int, seed: int) -> list[Program]:
     """At most `limit` programs aimed at the reachable value coverpoints `programs` miss (or hit
-    fewer times than `REQUIRED_HITS` asks)."""
+    fewer times than `REQUIRED_HITS` asks), each a program none of `programs` and none of the
+    others is (a draw repeating a case id counts as a miss)."""
     needed = {c.id: next((n for prefix, n in REQUIRED_HITS.items() if c.id.startswith(prefix)), 1)
               for c in cov.COVERPOINTS if cov.reachability(c, cov.RUN_TARGETS)[0]}
     for p in programs:
         _count(needed, cov.hits(p))
     aimed: list[Program] = []
+    taken = {p.case_id for p in programs}
     for aim in _aims():
         failures = 0
         while failures < ATTEMPTS and len(aimed) < limit:
@@ -101,8 +103,9 @@ def value_programs(programs: Sequence[Program], limit: int, seed: int) -> list[P
                 break
             program = draw_examples(strategy, 1, seed + len(aimed) * 1_009 + failures)[0]
             hit = cov.hits(program)
-            if hit & set(needed):
+            if hit & set(needed) and program.case_id not in taken:
                 aimed.append(program)
+                taken.add(program.case_id)
                 _count(needed, hit)
             else:
                 failures += 1

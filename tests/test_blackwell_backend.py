@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from conformance.cli import main
+from conformance.cli.common import EXIT_NOTHING_RAN
 from conformance.core.instructions import MmaSp, Tcgen05Ld
 from conformance.core.isa import mma
 from conformance.core.isa.targets import PTX_VERSION
@@ -33,7 +34,7 @@ from conformance.harness.backends.blackwell import (
     run_program_kernel,
     tmem_state,
 )
-from conformance.harness.runner import execute
+from conformance.harness.runner import execute, generate_programs
 from device.gpu_worker import GpuWorker, KernelFailed
 from conformance.core.ptx.render import REGISTER_DECLARATIONS
 from device.ptx.kernels import KERNEL_REGISTERS, copy_to_shared, global_pointers, smem_bytes
@@ -107,10 +108,15 @@ def test_run_without_a_blackwell_gpu_skips_the_backend_with_its_reason(tmp_path,
     reason = BlackwellBackend().unavailable_reason()
     if reason is None:
         pytest.skip("a Blackwell GPU is here: the backend runs")
-    assert main(["run", "--backend", "blackwell", "--examples", "3", "--report-dir", str(tmp_path)]) == 0
-    backend = json.loads((tmp_path / "summary.json").read_text())["backends"]["blackwell"]
+    assert main(["run", "--backend", "blackwell", "--examples", "3", "--report-dir", str(tmp_path)]) == EXIT_NOTHING_RAN
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    backend = summary["backends"]["blackwell"]
     assert backend["skipped"] == 3 and backend["ran"] == 0 and backend["skip_reason"] == reason
-    assert reason in capsys.readouterr().out
+    assert backend["skips"] == [{"reason": reason, "count": 3, "case_ids": [p.case_id for p in generate_programs(3, 0)]}]
+    assert summary["checked"]["nothing_compared"]
+    out, err = capsys.readouterr()
+    assert reason in out and "Nothing was compared: no backend under test (blackwell) ran a case" in out
+    assert err == "tcgen05-conformance: nothing ran: no backend under test (blackwell) ran a case\n"
 
 
 # --- case decisions that need no GPU -------------------------------------------------------

@@ -5,10 +5,15 @@ well-formed and self-contained, and what headless Chromium shows of it matches s
 
 from __future__ import annotations
 
+import html
 import importlib.util
 import json
+import os
 import re
+import shlex
 import struct
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from collections import Counter
 from html.parser import HTMLParser
@@ -155,7 +160,8 @@ def test_markdown_shows_each_failures_decoded_mismatch_and_replay(failing_run):
         m = f["diff"]["first"][0]
         row = f"| {want['where']} | D f32 | {m['expected']} | {want['expected_bits']:#010x} | {m['actual']} | {want['actual_bits']:#010x} |"
         assert row in re.sub(r" +", " ", md)
-        assert f"`tcgen05-conformance replay cases/{f['case_id']}.json --backend {PERTURBED}`" in md
+        case = shlex.quote(str(out / "cases" / f"{f['case_id']}.json"))
+        assert f"Replay (in {os.getcwd()}): `tcgen05-conformance replay {case} --backend {PERTURBED}`" in md
     assert "## Failures (6)" in md
 
 
@@ -231,7 +237,8 @@ def test_html_is_well_formed_self_contained_and_shows_the_decoded_mismatches(fai
         m = f["diff"]["first"][0]
         cells = [want["where"], "D f32", m["expected"], f"{want['expected_bits']:#010x}", m["actual"], f"{want['actual_bits']:#010x}"]
         assert "<tr>" + "".join(f'<td>{c}</td>' for c in cells) + "</tr>" in block
-        assert f"tcgen05-conformance replay cases/{f['case_id']}.json --backend {PERTURBED}" in block
+        case = html.escape(shlex.quote(str(out / "cases" / f"{f['case_id']}.json")))
+        assert f"replay (in {html.escape(os.getcwd())}): tcgen05-conformance replay {case} --backend {PERTURBED}" in block
 
 
 def _screenshot_module():
@@ -262,3 +269,164 @@ def test_headless_chromium_renders_the_report_and_shows_the_summarys_numbers(fai
     assert len(problems) == 4  # cases, the oracle's passed count, the totals' passed count, one heat-map cell
     assert {p.split(":")[0] for p in problems} == {"cases", "backends.oracle.passed", "totals.passed",
                                                   f"heat map class [tf32, {changed['coverage']['heat_maps']['class']['columns'][0]}]"}
+
+
+# --- reports that say what happened, and a report directory that keeps them (issue 15) -----------
+
+PLANTED, PLANTED_REFERENCE = "tests.fault_backends:Planted", "tests.fault_backends:PlantedReference"
+
+
+def _planted_run(tmp_path, monkeypatch, verdicts: dict[int, str], examples: int, *extra: str) -> tuple[int, dict, str, str]:
+    """A run of the planted backend against its reference, the programs at the given indices
+    labelled (skip, fail, error): exit status, summary, stdout, stderr."""
+    programs = generate_programs(examples, 0)
+    monkeypatch.setenv("PLANTED_VERDICTS", " ".join(f"{programs[k].case_id}={label}" for k, label in verdicts.items()))
+    out = tmp_path / "out"
+    status = main(["run", "--backend", PLANTED, "--reference", PLANTED_REFERENCE, "--examples", str(examples),
+                   "--report-dir", str(out), *extra])
+    return status, json.loads((out / "summary.json").read_text()), out
+
+
+def test_skips_are_listed_by_reason_in_every_report_and_every_count_adds_up(tmp_path, monkeypatch, capsys):
+    status, s, out = _planted_run(tmp_path, monkeypatch, {0: "skip", 2: "skip"}, 4)
+    assert status == 0
+    programs = generate_programs(4, 0)
+    planted = s["backends"][PLANTED]
+    assert planted["skips"] == [{"reason": "planted skip", "count": 2, "case_ids": [programs[0].case_id, programs[2].case_id]}]
+    for b in s["backends"].values():
+        assert b["passed"] + b["failed"] + b["errors"] + b["skipped"] == s["cases"] == 4
+        assert sum(g["count"] for g in b["skips"]) == b["skipped"]
+    printed = capsys.readouterr().out
+    assert f"{PLANTED}: 4 cases: 2 passed, 0 failed, 0 errors, 2 skipped" in printed
+    assert "  skipped 2: planted skip" in printed
+    md = (out / "report.md").read_text()
+    assert f"## Skipped (2)\n\n- {PLANTED}: 2 skipped: planted skip (`{programs[0].case_id}`, `{programs[2].case_id}`)" in md
+    page = (out / "report.html").read_text()
+    assert f'<li data-backend="{PLANTED}" data-count="2">' in page and programs[2].case_id in page
+    junit_xml = ET.parse(out / "junit.xml").getroot()
+    assert junit_xml.get("skipped") == "2"
+
+
+def test_the_console_lists_the_first_failures_and_says_how_many_more(tmp_path, monkeypatch, capsys):
+    status, s, _ = _planted_run(tmp_path, monkeypatch, {k: "fail" for k in range(8)}, 8)
+    assert status == 1 and len(s["failures"]) == 8
+    printed = capsys.readouterr().out
+    assert printed.count("  FAIL ") == 5 and "  ... and 3 more failures (report.md, summary.json)" in printed
+    assert "8 failing cases (8 failures over all backends)" in printed
+
+
+def test_the_reports_say_what_was_checked(tmp_path, monkeypatch, capsys):
+    status, s, out = _planted_run(tmp_path, monkeypatch, {}, 3)
+    assert status == 0
+    assert s["checked"]["cases_compared"] == 3 and not s["checked"]["nothing_compared"]
+    line = f"{PLANTED}: compared the state of 3 of 3 cases with the reference {PLANTED_REFERENCE}'s"
+    for text in (capsys.readouterr().out, (out / "report.md").read_text(), (out / "report.html").read_text()):
+        assert "No case failed: 3 of 3 cases compared by a backend under test" in text
+        assert line in html.unescape(text)
+        assert "Every case that ran passed" not in text
+
+
+def test_a_run_where_every_backend_under_test_skips_exits_5_and_says_nothing_was_compared(tmp_path, monkeypatch, capsys):
+    status, s, out = _planted_run(tmp_path, monkeypatch, {0: "skip", 1: "skip"}, 2)
+    assert status == 5 and s["checked"]["nothing_compared"]
+    captured = capsys.readouterr()
+    assert captured.err == f"tcgen05-conformance: nothing ran: no backend under test ({PLANTED}) ran a case\n"
+    assert f"Nothing was compared: no backend under test ({PLANTED}) ran a case" in (out / "report.md").read_text()
+    assert '<div class="banner none">Nothing was compared' in (out / "report.html").read_text()
+
+
+def test_the_printed_replay_hint_reproduces_the_failure_as_printed(tmp_path, monkeypatch, capsys):
+    """The hint names the directory to run it in and the case file relative to it: run there, as
+    printed, it judges the case again (the planted failure: exit 1)."""
+    status, s, _ = _planted_run(tmp_path, monkeypatch, {0: "fail"}, 1)
+    assert status == 1
+    [f] = s["failures"]
+    printed = capsys.readouterr().out
+    assert f"       {f['replay']}  (in {s['replay_dir']})" in printed
+    words = shlex.split(f["replay"])
+    assert words[0] == "tcgen05-conformance"
+    done = subprocess.run([sys.executable, "-m", "conformance", *words[1:]], cwd=s["replay_dir"], capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 1 and f"{f['case_id']} [{PLANTED}] fail" in done.stdout, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("make, message", [
+    ("file", "exists and is not a directory"),
+    ("uncreatable", "cannot create or open it"),
+    ("cases-link", "cases is a link or not a directory"),
+])
+def test_an_unusable_report_dir_is_refused_before_any_program_is_drawn(tmp_path, monkeypatch, capsys, make, message):
+    target = tmp_path / "reports"
+    if make == "file":
+        target.write_text("not a folder")
+    elif make == "uncreatable":
+        (tmp_path / "file").write_text("")
+        target = tmp_path / "file" / "reports"
+    else:
+        target.mkdir()
+        (target / "cases").symlink_to(tmp_path)
+    drawn = []
+    monkeypatch.setattr("conformance.harness.runner.generate_programs", lambda *a, **k: drawn.append(a) or [])
+    assert main(["run", "--backend", "oracle", "--examples", "2", "--report-dir", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"tcgen05-conformance: error: --report-dir: report directory {target}") and message in err
+    assert err.count("\n") == 1 and not drawn
+
+
+def test_a_report_dir_in_use_by_another_run_is_refused(tmp_path, capsys):
+    from conformance.harness.report import ReportDir
+
+    held = ReportDir(str(tmp_path))
+    try:
+        assert main(["run", "--backend", "oracle", "--examples", "1", "--report-dir", str(tmp_path)]) == 2
+    finally:
+        held.close()
+    assert capsys.readouterr().err == f"tcgen05-conformance: error: --report-dir: report directory {tmp_path} is in use by another run\n"
+    assert main(["run", "--backend", "oracle", "--examples", "1", "--report-dir", str(tmp_path)]) == 0
+
+
+def test_reports_replace_a_symlink_instead_of_writing_through_it(tmp_path):
+    outside = tmp_path / "outside.json"
+    outside.write_text("keep me")
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    (reports / "summary.json").symlink_to(outside)
+    assert main(["run", "--backend", "oracle", "--examples", "1", "--report-dir", str(reports)]) == 0
+    assert outside.read_text() == "keep me"
+    assert not (reports / "summary.json").is_symlink() and json.loads((reports / "summary.json").read_text())["cases"] == 1
+    assert not [p for p in reports.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_reports_that_cannot_be_written_at_the_end_go_to_a_fallback_folder(tmp_path, monkeypatch, capsys):
+    from conformance.harness import report
+
+    write = report.ReportDir.write
+    reports = str(tmp_path / "reports")
+
+    def full_disk(self, name, text):
+        if self.path == reports:
+            raise OSError(28, "No space left on device")
+        return write(self, name, text)
+
+    monkeypatch.setattr(report.ReportDir, "write", full_disk)
+    assert main(["run", "--backend", "oracle", "--examples", "1", "--report-dir", reports]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith(f"tcgen05-conformance: error: cannot write the reports to {reports} (No space left on device): "
+                          "writing them to ")
+    fallback = Path(err.split("writing them to ")[1].split(" instead")[0])
+    assert json.loads((fallback / "summary.json").read_text())["cases"] == 1
+
+
+def test_drawing_reports_progress_and_draws_distinct_programs():
+    seen: list[int] = []
+    programs = generate_programs(130, 0, seen.append)  # random ones from the 121st on
+    assert seen and seen == sorted(seen) and seen[-1] == 130
+    assert len({p.case_id for p in programs}) == len(programs)
+
+
+def test_draw_examples_with_distinct_keys_passes_over_repeats_reproducibly():
+    values = draw_examples(st.integers(0, 7), 6, 3, distinct=lambda v: v)
+    assert len(set(values)) == 6 and set(values) <= set(range(8))
+    assert draw_examples(st.integers(0, 7), 6, 3, distinct=lambda v: v) == values
+    with pytest.raises(RuntimeError, match="no more distinct examples after [0-8]$"):
+        draw_examples(st.integers(0, 7), 9, 3, distinct=lambda v: v)

@@ -5,6 +5,7 @@ the expected ones, for simulators."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -12,9 +13,12 @@ import time
 from conformance.cli.common import (
     EXIT_COVERAGE_MISSED,
     EXIT_FAILED,
+    EXIT_NOTHING_RAN,
     EXIT_OK,
+    EXIT_STATUSES,
     JOBS_LIMIT,
     MAX_EXAMPLES,
+    PROG,
     UsageError,
     backend_spec,
     command_line,
@@ -23,8 +27,8 @@ from conformance.cli.common import (
     seconds,
     seed,
     shard,
-    write_json,
 )
+from conformance.core.inputs import printable
 from conformance.core.numeric_profiles import PROFILE_NAMES
 from conformance.harness.backends.registry import BACKENDS, DEFAULT_BACKENDS, DEFAULT_REFERENCE, REGISTERED
 from conformance.harness.journal import Journal
@@ -46,7 +50,11 @@ def add(sub) -> None:
 
 
 def add_run(sub) -> None:
-    run = sub.add_parser("run", help="generate programs, have backends observe them, judge against the reference and report")
+    run = sub.add_parser("run", help="generate programs, have backends observe them, judge against the reference and report",
+                         epilog=f"{EXIT_STATUSES}, {EXIT_COVERAGE_MISSED} with --require-coverage when every case passed but a "
+                                f"reachable value coverpoint was missed, {EXIT_NOTHING_RAN} when nothing was compared: every "
+                                "backend under test (each one but the reference) skipped every case, e.g. --backend blackwell "
+                                "without a Blackwell GPU (as pytest's 5, no test ran)")
     run.add_argument("--backend", action="append", type=backend_spec, metavar="NAME",
                      help=f"a backend to run: {BACKEND_HELP} (repeatable; default: {', '.join(DEFAULT_BACKENDS)})")
     run.add_argument("--reference", type=backend_spec, default=DEFAULT_REFERENCE, metavar="NAME", help=REFERENCE_HELP)
@@ -78,10 +86,12 @@ def add_run(sub) -> None:
     run.set_defaults(func=cmd_run)
 
 
+FAILURES_PRINTED = 5  # failures the console lists (the reports list them all)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from conformance.harness import runner
-    from conformance.harness.merge import RESULTS_FILE
-    from conformance.harness.report import write_reports
+    from conformance.harness.report import ReportDir, ReportDirError
 
     started = time.perf_counter()
     backends = args.backend or list(DEFAULT_BACKENDS)
@@ -90,52 +100,98 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.shard and args.require_coverage:
         raise UsageError("--require-coverage goes with a whole run: a shard's cases hit a share of the value coverpoints "
                          "(give it to report merge)")
+    try:  # every output is checked and taken before the first program is drawn
+        folder = ReportDir(args.report_dir)
+    except ReportDirError as e:
+        raise UsageError(f"--report-dir: {e}") from None
     journal = None
-    if args.journal:
-        facts = {"seed": args.seed, "examples": args.examples, "backends": backends, "reference": args.reference,
-                 "profile": args.profile}
-        journal = Journal.open(args.journal, {**facts, "shard": "/".join(map(str, args.shard))} if args.shard else facts)
-        if journal.count():
-            print(f"resuming {args.journal}: {journal.count()} case results already journaled", file=sys.stderr)
     try:
-        programs = runner.generate_programs(args.examples, args.seed)
+        if args.journal:
+            facts = {"seed": args.seed, "examples": args.examples, "backends": backends, "reference": args.reference,
+                     "profile": args.profile}
+            journal = Journal.open(args.journal, {**facts, "shard": "/".join(map(str, args.shard))} if args.shard else facts)
+            if journal.count():
+                print(f"resuming {args.journal}: {journal.count()} case results already journaled; drawing the programs "
+                      "again from the seed (the journal holds results, the reports need each program), then running only "
+                      "the cases it lacks", file=sys.stderr)
+        programs = runner.generate_programs(args.examples, args.seed, runner.Progress("drawing", args.examples, "programs"))
         if args.shard:
             programs = [p for p in programs if runner.in_shard(p.case_id, args.shard)]
         outcome = runner.execute(programs, backends, args.profile, reference=args.reference, journal=journal,
                                  timeout_s=args.timeout, batch_size=args.batch_size or DEFAULT_BATCH_SIZE, jobs=args.jobs)
+        summary, paths = _write_run_reports(args, outcome, folder, time.perf_counter() - started)
     finally:
         if journal is not None:
             journal.close()
-    command = ["tcgen05-conformance", *args.argv]
-    summary = runner.summary(outcome, args.seed, args.examples, time.perf_counter() - started, command, args.profile,
-                             args.shard)
+        folder.close()
+    return _print_run(args, summary, paths)
+
+
+def _write_run_reports(args: argparse.Namespace, outcome, folder, duration: float) -> tuple[dict, list[str]]:
+    """The run's summary, and where its reports went: the report directory, or, when writing there
+    fails, a new folder in the temporary directory (said on stderr), so that no result is lost."""
+    import tempfile
+
+    from conformance.harness import runner
+    from conformance.harness.merge import RESULTS_FILE
+    from conformance.harness.report import ReportDir, report_files
+
+    summary = runner.summary(outcome, args.seed, args.examples, duration, ["tcgen05-conformance", *args.argv],
+                             args.profile, args.shard, args.report_dir)
     results = {
         name: [dict(case_id=r.case_id, status=r.status, detail=r.detail, label=p.label, profile=judged_by)
-               for p, r, judged_by in zip(programs, rs, outcome.profiles)]
+               for p, r, judged_by in zip(outcome.programs, rs, outcome.profiles)]
         for name, rs in outcome.results.items()
     }
-    runner.write_failing_cases(outcome, args.report_dir)
-    paths = write_reports(args.report_dir, summary, results)
+    reports = report_files(summary, results)
     if args.shard:  # what `report merge` reads besides summary.json: every case's result
-        paths.append(os.path.join(args.report_dir, RESULTS_FILE))
-        write_json(paths[-1], results)
+        reports[RESULTS_FILE] = json.dumps(results, indent=1) + "\n"
+    files = {**runner.failing_case_files(outcome), **reports}
+    try:
+        return summary, [folder.write(name, text) for name, text in files.items()][-4:]
+    except OSError as e:
+        fallback = tempfile.mkdtemp(prefix="tcgen05-conformance-reports-")
+        print(f"{PROG}: error: cannot write the reports to {printable(args.report_dir)} ({printable(e.strerror or str(e))}): "
+              f"writing them to {fallback} instead", file=sys.stderr)
+        rescue = ReportDir(fallback)
+        try:
+            return summary, [rescue.write(name, text) for name, text in files.items()][-4:]
+        finally:
+            rescue.close()
+
+
+def _print_run(args: argparse.Namespace, summary: dict, paths: list[str]) -> int:
+    """The run on the console (what was checked, each backend's counts adding up to the cases,
+    skips by reason, the first failures) and its exit status."""
+    from conformance.harness.report import checked_lines, headline
+
     cov = summary["coverage"]
     for name, b in summary["backends"].items():
-        status = f"skipped ({b['skip_reason']})" if b["skip_reason"] else (
-            f"{b['passed']} passed, {b['failed']} failed, {b['errors']} errors")
-        print(f"{name}: {summary['cases']} cases: {status} [{b['role']}]")
+        counts = f"{b['passed']} passed, {b['failed']} failed, {b['errors']} errors, {b['skipped']} skipped"
+        print(f"{name}: {summary['cases']} cases: {counts} [{b['role']}]")
+        for group in b["skips"]:
+            print(f"  skipped {group['count']}: {printable(group['reason'])}")
+    for line in checked_lines(summary):
+        print(f"checked: {line}")
     profiles = ", ".join(f"{name} {count}" for name, count in summary["profiles"].items())
     print(f"cases judged by profile: {profiles}")
     print(f"Table 39 classes covered: {cov['classes_hit']}/{cov['classes_total']}; seed {args.seed}; "
           f"{summary['duration_s']:.1f} s; reports: {', '.join(paths)}")
-    for f in summary["failures"][:5]:
-        print(f"  FAIL {f['case_id']} [{f['backend']}] {f['detail']}\n       {f['replay']} (in {args.report_dir})")
+    failures = summary["failures"]
+    for f in failures[:FAILURES_PRINTED]:
+        print(f"  FAIL {f['case_id']} [{f['backend']}] {f['detail']}\n       {f['replay']}  (in {summary['replay_dir']})")
+    if len(failures) > FAILURES_PRINTED:
+        print(f"  ... and {len(failures) - FAILURES_PRINTED} more failures (report.md, summary.json)")
     values = summary["value_coverage"]
     print(f"value coverpoints hit: {values['hit']}/{values['reachable']} reachable"
           + (f"; missed: {', '.join(values['missed'][:5])}{' ...' if len(values['missed']) > 5 else ''}" if values["missed"] else ""))
-    failed = any(b["failed"] or b["errors"] for b in summary["backends"].values())
-    if failed:
+    print(headline(summary))
+    if any(b["failed"] or b["errors"] for b in summary["backends"].values()):
         return EXIT_FAILED
+    checked = summary["checked"]
+    if checked["nothing_compared"] and checked["backends_under_test"]:
+        print(f"{PROG}: nothing ran: {headline(summary).removeprefix('Nothing was compared: ')}", file=sys.stderr)
+        return EXIT_NOTHING_RAN
     return EXIT_COVERAGE_MISSED if args.require_coverage and values["missed"] else EXIT_OK
 
 
@@ -189,15 +245,20 @@ def cmd_export(args: argparse.Namespace) -> int:
     from conformance.harness import runner
     from conformance.harness.export import INDEX_FILE, export
 
-    if os.path.exists(args.out) and not os.path.isdir(args.out):
+    if os.path.lexists(args.out) and not os.path.isdir(args.out):
         raise UsageError(f"--out {args.out}: exists and is not a directory")
-    programs = runner.generate_programs(args.examples, args.seed)
+    try:  # checked before the first program is drawn
+        os.makedirs(args.out, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"--out {args.out}: cannot create it ({e.strerror})") from None
+    if not os.access(args.out, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {args.out}: not writable")
+    programs = runner.generate_programs(args.examples, args.seed, runner.Progress("drawing", args.examples, "programs"))
     references, profiles = runner.reference_observations(programs, args.reference, args.profile,
                                                          runner.Progress(args.reference, len(programs)))
     facts = {"command": command_line(args), "seed": args.seed, "examples": args.examples,
              "reference": args.reference, "profile": args.profile}
     try:
-        os.makedirs(args.out, exist_ok=True)
         index = export(programs, references, profiles, args.out, facts)
     except OSError as e:
         raise UsageError(f"--out {args.out}: cannot write ({e.strerror}: {e.filename})") from None

@@ -22,7 +22,7 @@ from typing import Sequence
 from conformance import __version__
 from conformance.harness import runner
 from conformance.harness.judge import CaseResult
-from conformance.harness.report import BACKEND_FIELDS, write_reports
+from conformance.harness.report import BACKEND_FIELDS, ReportDir, write_reports
 from conformance.harness.value_coverage import value_coverage_of_hits
 
 RESULTS_FILE = "results.json"  # a shard's per-case results, per backend
@@ -151,11 +151,16 @@ def merge(folders: Sequence[str], out: str, command: list[str]) -> tuple[dict, l
             skip_reason=next((b["skip_reason"] for b in per_shard if b["skip_reason"]), None),
             duration_s=round(sum(b["duration_s"] for b in per_shard), 3), role=per_shard[0]["role"])
     duration = sum(s["duration_s"] for s in summaries)
-    summary = runner.summary(outcome, first["seed"], first["examples"], duration, command, first["profile"])
+    summary = runner.summary(outcome, first["seed"], first["examples"], duration, command, first["profile"], None, out)
     if merged_value_coverage(folders, summaries, programs) != summary["value_coverage"]:
         raise MergeError("the shards' value coverage hits, merged, differ from those of the run's programs")
     summary["shards"] = [{"folder": folder, "shard": s["shard"], "command": s["command"], "machine": s["machine"],
                           "finished_utc": s.get("finished_utc"), "duration_s": s["duration_s"]}
                          for folder, s in sorted(zip(folders, summaries), key=lambda fs: _shard(*fs))]
-    runner.write_failing_cases(outcome, out)
-    return summary, write_reports(out, summary, merged_results)
+    folder = ReportDir(out)
+    try:
+        for name, text in runner.failing_case_files(outcome).items():
+            folder.write(name, text)
+        return summary, write_reports(folder, summary, merged_results)
+    finally:
+        folder.close()

@@ -9,15 +9,19 @@ judged each and the command that replays it."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import html
 import json
 import math
 import os
 import re
+import tempfile
 import xml.etree.ElementTree as ET
 
 from tabulate import tabulate
 
+from conformance.core.inputs import printable
 from conformance.harness.diff import Mismatch
 
 FAILURES_SHOWN = 100  # failures listed in full in report.md / report.html (summary.json and junit.xml hold all)
@@ -60,6 +64,61 @@ def failure_message(f: dict) -> str:
 
 def _mismatches(f: dict) -> list[dict]:
     return (f.get("diff") or {}).get("first") or []
+
+
+# --- what was checked, skips ----------------------------------------------------------------------
+
+SKIPPED_IDS_SHOWN = 10  # case ids shown per skip reason in report.md / report.html (summary.json holds more)
+
+
+def checked_lines(s: dict) -> list[str]:
+    """One line per backend saying what its cases checked: the reference computed states (compared
+    with nothing by itself), an assembler's verdicts against the legality model, a backend under
+    test's states against the reference's."""
+    lines = []
+    for name, b in s["backends"].items():
+        ran, of = b["ran"], b["ran"] + b["skipped"]
+        if name == s.get("reference"):
+            what = f"computed the reference state of {ran} of {of} cases (a pass: a state was computed)"
+        elif b.get("role", "").startswith("assembled"):
+            what = f"assembled {ran} of {of} cases, each result compared with the legality model"
+        else:
+            what = f"compared the state of {ran} of {of} cases with the reference {s.get('reference')}'s"
+        lines.append(f"{name}: {what}")
+    return lines
+
+
+def headline(s: dict) -> str:
+    """The run's verdict in one line, saying what was compared."""
+    failing = len({f["case_id"] for f in s["failures"]})
+    if failing:
+        count = len(s["failures"])
+        return f"{failing} failing case{'s' if failing != 1 else ''} ({count} failure{'s' if count != 1 else ''} over all backends)"
+    checked = s.get("checked") or {}
+    if checked.get("nothing_compared"):
+        under_test = checked.get("backends_under_test") or []
+        return ("Nothing was compared: " + (f"no backend under test ({', '.join(under_test)}) ran a case" if under_test
+                                            else "only the reference ran (no backend under test)"))
+    return (f"No case failed: {checked.get('cases_compared', 0)} of {s['cases']} cases compared by a backend under test "
+            f"({', '.join(checked.get('backends_under_test') or [])})")
+
+
+def skip_count(s: dict) -> int:
+    return sum(b["skipped"] for b in s["backends"].values())
+
+
+def skips_markdown(s: dict) -> list[str]:
+    """The skipped cases of each backend, grouped by reason, with counts and the first case ids."""
+    lines = [f"## Skipped ({skip_count(s)})", ""]
+    if not skip_count(s):
+        return lines + ["No case was skipped.", ""]
+    for name, b in s["backends"].items():
+        for group in b.get("skips", []):
+            ids = group["case_ids"][:SKIPPED_IDS_SHOWN]
+            more = f" and {group['count'] - len(ids)} more" if group["count"] > len(ids) else ""
+            lines.append(f"- {_md_cell(name)}: {group['count']} skipped: {_md_cell(group['reason'])} "
+                         f"({', '.join(f'`{i}`' for i in ids)}{more})")
+    return lines + [""]
 
 
 # --- Markdown --------------------------------------------------------------------------------------
@@ -114,7 +173,9 @@ def markdown(s: dict) -> str:
     if cov["hopper_programs"]:
         lines.append("- Hopper instructions: " + ", ".join(f"{k} {v}" for k, v in cov["hopper_programs"].items()))
     totals = ["all", *(sum(b[k] for b in s["backends"].values()) for k in BACKEND_FIELDS), "", "", ""]
+    lines += ["", "## What was checked", "", f"**{headline(s)}**", "", *(f"- {_md_cell(line)}" for line in checked_lines(s))]
     lines += ["", "## Backends", "", tabulate(_backend_rows(s) + [totals], _BACKEND_HEADERS, tablefmt="github"), ""]
+    lines += skips_markdown(s)
     lines += [f"## Failures ({len(s['failures'])})", ""]
     if not s["failures"]:
         lines += ["No failures.", ""]
@@ -125,7 +186,7 @@ def markdown(s: dict) -> str:
             rows = [[_md_cell(c) for c in mismatch_row(m)] for m in _mismatches(f)]
             lines += [f"First mismatches ({f['diff']['mismatched']} of {f['diff']['words']} words differ):", "",
                       tabulate(rows, MISMATCH_HEADERS, tablefmt="github", disable_numparse=True), ""]
-        lines += [f"Replay (in the report directory): `{f['replay']}`", ""]
+        lines += [f"Replay (in {_md_cell(_replay_dir(s))}): `{f['replay']}`", ""]
     if len(s["failures"]) > FAILURES_SHOWN:
         lines += [f"... and {len(s['failures']) - FAILURES_SHOWN} more in summary.json and junit.xml.", ""]
     lines += ["## Coverage heat maps", "",
@@ -195,7 +256,8 @@ h3{font-size:15px;margin:16px 0 6px}code,pre{font-family:"DejaVu Sans Mono",Menl
 table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #d8dce3;padding:3px 9px;text-align:left}
 th{background:#f3f5f8}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .banner{padding:10px 14px;border-radius:6px;font-weight:600;margin:12px 0;font-size:15px}
-.banner.pass{background:#dff2dc;color:#1f5f2e;border:1px solid #9fd49a}.banner.fail{background:#fde0dc;color:#8a1414;border:1px solid #f2a79c}
+.banner.pass{background:#dff2dc;color:#1f5f2e;border:1px solid #9fd49a}
+.banner.none{background:#fff3c4;color:#6b5300;border:1px solid #e5cf7a}.banner.fail{background:#fde0dc;color:#8a1414;border:1px solid #f2a79c}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:3px 16px;font-size:13.5px;margin:8px 0}
 dl.facts dt{color:#5a6473}dl.facts dd{margin:0}
 .maps{display:flex;flex-wrap:wrap;gap:28px;align-items:flex-start}.map h3{margin-top:8px}
@@ -360,7 +422,26 @@ def _what(f: dict) -> str:
     return ", ".join([f["label"] or "unlabelled", *classes])
 
 
-def _html_failure(f: dict) -> str:
+def _replay_dir(s: dict) -> str:
+    """Where the replay commands run: the directory the run was started in."""
+    return s.get("replay_dir") or "the directory the run was started in"
+
+
+def _html_skips(s: dict) -> str:
+    if not skip_count(s):
+        return "<p>No case was skipped.</p>"
+    items = []
+    for name, b in s["backends"].items():
+        for group in b.get("skips", []):
+            ids = group["case_ids"][:SKIPPED_IDS_SHOWN]
+            more = f" and {group['count'] - len(ids)} more" if group["count"] > len(ids) else ""
+            items.append(f'<li data-backend="{html.escape(name)}" data-count="{group["count"]}">{html.escape(name)}: '
+                         f'{group["count"]} skipped: {html.escape(group["reason"])} '
+                         f'({", ".join(f"<code>{html.escape(i)}</code>" for i in ids)}{html.escape(more)})</li>')
+    return f"<ul>{''.join(items)}</ul>"
+
+
+def _html_failure(f: dict, replay_dir: str) -> str:
     diff = f.get("diff")
     counts = f"; {diff['mismatched']} of {diff['words']} words differ" if diff else ""
     parts = [f'<div class="failure" data-case="{html.escape(f["case_id"])}" data-backend="{html.escape(f["backend"])}">',
@@ -370,22 +451,21 @@ def _html_failure(f: dict) -> str:
         parts.append(_html_table(MISMATCH_HEADERS, [mismatch_row(m) for m in _mismatches(f)]))
     else:
         parts.append(f"<p>{html.escape(f['detail'])}</p>")
-    parts.append(f"<pre>replay (in the report directory): {html.escape(f['replay'])}</pre></div>")
+    parts.append(f"<pre>replay (in {html.escape(replay_dir)}): {html.escape(f['replay'])}</pre></div>")
     return "".join(parts)
 
 
 def html_page(s: dict) -> str:
     cov = s["coverage"]
-    failing = len({f["case_id"] for f in s["failures"]})
-    banner = (f'<div class="banner fail">{failing} failing case{"s" if failing != 1 else ""} '
-              f'({len(s["failures"])} failure{"s" if len(s["failures"]) != 1 else ""} over all backends)</div>' if failing
-              else '<div class="banner pass">Every case that ran passed</div>')
+    kind = "fail" if s["failures"] else "none" if (s.get("checked") or {}).get("nothing_compared") else "pass"
+    banner = f'<div class="banner {kind}">{html.escape(headline(s))}</div>'
+    checked = "".join(f"<li>{html.escape(line)}</li>" for line in checked_lines(s))
     facts = "".join(f'<dt>{html.escape(label)}</dt><dd data-key="{key}">{html.escape(value)}</dd>' for key, label, value in _facts(s))
     names = list(s["backends"])
     rows = _backend_rows(s) + [["all", *(sum(b[k] for b in s["backends"].values()) for k in BACKEND_FIELDS), "", "", ""]]
     keys = [[None, *(f"backends.{n}.{k}" for k in BACKEND_FIELDS), None, None, None] for n in names]
     keys.append([None, *(f"totals.{k}" for k in BACKEND_FIELDS), None, None, None])
-    failures = "".join(_html_failure(f) for f in s["failures"][:FAILURES_SHOWN]) or "<p>No failures.</p>"
+    failures = "".join(_html_failure(f, _replay_dir(s)) for f in s["failures"][:FAILURES_SHOWN]) or "<p>No failures.</p>"
     if len(s["failures"]) > FAILURES_SHOWN:
         failures += f'<p class="note">... and {len(s["failures"]) - FAILURES_SHOWN} more in summary.json and junit.xml.</p>'
     maps = {name: (f'<div class="map"><h3>{html.escape(cov["heat_maps"][name]["title"])}</h3>'
@@ -395,9 +475,12 @@ def html_page(s: dict) -> str:
 <html lang="en"><head><meta charset="utf-8"><title>tcgen05-conformance run</title><style>{_CSS}</style></head><body>
 <h1>tcgen05-conformance run</h1>
 {banner}
+<ul class="checked">{checked}</ul>
 <dl class="facts">{facts}</dl>
 <h2>Backends</h2>
 {_html_table(_BACKEND_HEADERS, rows, keys)}
+<h2>Skipped (<span data-key="totals.skipped">{skip_count(s)}</span>)</h2>
+{_html_skips(s)}
 <h2>Coverage heat maps</h2>
 <p class="note">Each cell counts the cases (programs) exercising it; f/n: f of its n cases failed or errored on some
 backend. Hover a cell for its row and column. The option and Hopper maps follow the failures.</p>
@@ -446,7 +529,7 @@ def junit(s: dict, results: dict) -> str:
             elif case["status"] in ("fail", "error"):
                 f = failures[name, case["case_id"]]
                 body = [f["detail"], *(mismatch_line(m) for m in _mismatches(f)),
-                        f"replay (in the report directory): {f['replay']}"]
+                        f"replay (in {_replay_dir(s)}): {f['replay']}"]
                 element = ET.SubElement(testcase, "failure" if case["status"] == "fail" else "error",
                                         message=_xml_text(failure_message(f)[:1000]), type=case["status"])
                 element.text = _xml_text("\n".join(body))
@@ -454,22 +537,95 @@ def junit(s: dict, results: dict) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def write_reports(directory: str, s: dict, results: dict) -> list[str]:
-    """Write summary.json, report.md, report.html and junit.xml; returns the paths."""
-    os.makedirs(directory, exist_ok=True)
-    files = {
+class ReportDirError(ValueError):
+    """A report directory that cannot be used: one line saying which and why."""
+
+
+class ReportDir:
+    """A run's report directory, checked and taken before the run starts: created when needed
+    (an existing file, or a path that cannot be created, is refused), locked against another run
+    (an exclusive lock on the directory itself, released when this run ends or dies), and written
+    only by atomic replacement (a temporary file beside the target, then `os.replace`: a reader
+    sees the old file or the new, and a symlink in the directory is replaced, never followed). Its
+    `cases` folder must lie inside it."""
+
+    def __init__(self, path: str):
+        self.path = path
+        if os.path.lexists(path) and not os.path.isdir(path):
+            raise ReportDirError(f"report directory {_shown(path)} exists and is not a directory")
+        try:
+            os.makedirs(path, exist_ok=True)
+            self._fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError as e:
+            raise ReportDirError(f"report directory {_shown(path)}: cannot create or open it ({e.strerror})") from None
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self._fd)
+            raise ReportDirError(f"report directory {_shown(path)} is in use by another run") from None
+        problem = self._problem()
+        if problem:
+            self.close()
+            raise ReportDirError(f"report directory {_shown(path)}: {problem}")
+
+    def _problem(self) -> str | None:
+        if not os.access(self.path, os.W_OK | os.X_OK):
+            return "not writable"
+        cases = os.path.join(self.path, CASES_DIR)
+        if os.path.lexists(cases) and (os.path.islink(cases) or not os.path.isdir(cases)):
+            return f"{CASES_DIR} is a link or not a directory (failing programs are written only inside the report directory)"
+        return None
+
+    def write(self, name: str, text: str) -> str:
+        """Write `text` to `name` (relative, `cases/...` at most one level down) atomically; its path."""
+        path = os.path.join(self.path, name)
+        folder = os.path.dirname(path)
+        if folder != self.path:
+            os.makedirs(folder, exist_ok=True)
+            if os.path.islink(folder):
+                raise OSError(f"{folder} is a link")
+        fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(name)}.", suffix=".tmp", dir=folder)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+            os.replace(temporary, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
+        return path
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+CASES_DIR = "cases"
+
+
+def _shown(path: str) -> str:
+    return printable(str(path))
+
+
+def report_files(s: dict, results: dict) -> dict[str, str]:
+    """The four reports by file name: summary.json, report.md, report.html, junit.xml."""
+    return {
         "summary.json": json.dumps(s, indent=1, sort_keys=True) + "\n",
         "report.md": markdown(s),
         "report.html": html_page(s),
         "junit.xml": junit(s, results),
     }
-    paths = []
-    for name, text in files.items():
-        path = os.path.join(directory, name)
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
-        paths.append(path)
-    return paths
+
+
+def write_reports(directory: str | ReportDir, s: dict, results: dict) -> list[str]:
+    """Write summary.json, report.md, report.html and junit.xml (atomically, `ReportDir`); returns the paths."""
+    folder = directory if isinstance(directory, ReportDir) else ReportDir(directory)
+    try:
+        return [folder.write(name, text) for name, text in report_files(s, results).items()]
+    finally:
+        if folder is not directory:
+            folder.close()
 
 
 # --- the probe report (`tcgen05-conformance probe`) -----------------------------------------------------

@@ -63,33 +63,45 @@ def target_with(feature: str) -> str:
     return next(t for t in TCGEN05_TARGETS if not feature or feature in target_named(t).features)
 
 
-def generate_programs(examples: int, seed: int) -> list[Program]:
-    """`examples` programs: one per Table 39 class first, then one for each MMA option those
-    miss (coverage), one per data-movement form (tcgen05.cp/.ld/.st/.shift shapes, multicasts,
-    decompression, .ld.red types), then random ones, a share of them Hopper (wgmma / mma.sp on
-    sm_90a); when there are random ones, programs aimed at the value coverpoints all of these
-    miss follow, beyond `examples` (`generators.value_programs`). The same seed gives the same
-    list, whatever the command imported before."""
+def generate_programs(examples: int, seed: int, progress: Callable[[int], None] | None = None) -> list[Program]:
+    """`examples` distinct programs (no case id twice): one per Table 39 class first, then one
+    for each MMA option those miss (coverage), one per data-movement form (tcgen05.cp/.ld/.st/.shift
+    shapes, multicasts, decompression, .ld.red types), then random ones, a share of them Hopper
+    (wgmma / mma.sp on sm_90a); when there are random ones, programs aimed at the value
+    coverpoints all of these miss follow, beyond `examples` (`generators.value_programs`). The
+    same seed gives the same list, whatever the command imported before. `progress(n)` as the
+    n-th of the `examples` programs is drawn."""
     with seed_only_draws():
-        return _draw_programs(examples, seed)
+        return _draw_programs(examples, seed, progress or (lambda n: None))
 
 
-def _draw_programs(examples: int, seed: int) -> list[Program]:
+def _case_id(p: Program) -> str:
+    return p.case_id
+
+
+def _draw_programs(examples: int, seed: int, progress: Callable[[int], None]) -> list[Program]:
     classes = list(mma.SHAPE_CLASSES)
-    programs = [
-        draw_examples(tcgen05_programs(target_for_class(c), c), 1, seed + k)[0]
-        for k, c in enumerate(classes[:examples])
-    ]
+    taken: set[str] = set()  # the case ids drawn so far: a random draw repeating one is drawn again
+
+    def distinct(strategy: st.SearchStrategy[Program], count: int, seed: int) -> list[Program]:
+        base = len(programs)
+        return draw_examples(strategy, count, seed, _case_id, taken, lambda n: progress(base + n))
+
+    programs: list[Program] = []
+    for k, c in enumerate(classes[:examples]):
+        programs += distinct(tcgen05_programs(target_for_class(c), c), 1, seed + k)
     programs += option_programs(programs, examples - len(programs), seed + 300_007)
+    taken.update(p.case_id for p in programs)
+    progress(len(programs))
     forms = list(data_movement_forms().items())[:max(0, examples - len(programs))]
-    programs += [draw_examples(data_movement_programs(target_with(feature), label), 1, seed + 400_009 + k)[0]
-                 for k, (label, (feature, _)) in enumerate(forms)]
+    for k, (label, (feature, _)) in enumerate(forms):
+        programs += distinct(data_movement_programs(target_with(feature), label), 1, seed + 400_009 + k)
     rest = examples - len(programs)
     if rest > 0:
         hopper = int(rest * HOPPER_SHARE)
         mixed = st.sampled_from(TCGEN05_TARGETS).flatmap(tcgen05_programs)
-        programs += draw_examples(mixed, rest - hopper, seed + 100_003)
-        programs += draw_examples(hopper_programs(), hopper, seed + 200_003) if hopper else []
+        programs += distinct(mixed, rest - hopper, seed + 100_003)
+        programs += distinct(hopper_programs(), hopper, seed + 200_003) if hopper else []
         programs += value_programs(programs, VALUE_PROGRAMS_MAX, seed + 500_009)
     return programs
 
@@ -407,9 +419,11 @@ def source_revision() -> dict | None:
     return {"commit": commit.stdout.strip(), "dirty": bool(status.stdout.strip())}
 
 
-def replay_command(case_id: str, backend: str, reference: str | None, profile: str | None) -> str:
-    """The command that judges one case of a run again as the run did (from its report directory)."""
-    words = ["tcgen05-conformance", "replay", f"cases/{case_id}.json", "--backend", backend]
+def replay_command(case_id: str, backend: str, reference: str | None, profile: str | None, report_dir: str = ".") -> str:
+    """The command that judges one case of a run again as the run did, run in the directory the
+    run was started in (`replay_dir`: a simulator command or a plugin module is found from there,
+    as in the run), the case file named under `report_dir` as the run was given it."""
+    words = ["tcgen05-conformance", "replay", os.path.join(report_dir, "cases", f"{case_id}.json"), "--backend", backend]
     if reference not in (None, DEFAULT_REFERENCE, backend):
         words += ["--reference", reference]
     if profile is not None:
@@ -417,21 +431,50 @@ def replay_command(case_id: str, backend: str, reference: str | None, profile: s
     return " ".join(shlex.quote(w) for w in words)
 
 
+MAX_SKIPPED_IDS = 1000  # case ids listed per skip reason in summary.json (the count is always whole)
+
+
+def skips(results: Sequence[CaseResult]) -> list[dict]:
+    """A backend's skipped cases grouped by reason, most frequent first: reason, count, case ids."""
+    groups: dict[str, list[str]] = {}
+    for r in results:
+        if r.status == SKIP:
+            groups.setdefault(r.detail or "(no reason given)", []).append(r.case_id)
+    return [{"reason": reason, "count": len(ids), "case_ids": ids[:MAX_SKIPPED_IDS]}
+            for reason, ids in sorted(groups.items(), key=lambda item: -len(item[1]))]
+
+
+def checked(outcome: RunOutcome) -> dict:
+    """What the run checked: per backend, the cases it ran and what running one checks (its role),
+    the number of cases some backend under test (every backend but the reference) compared with
+    something, and whether nothing was compared at all."""
+    under_test = {n: b for n, b in outcome.summaries.items() if n != outcome.reference}
+    compared = {r.case_id for n in under_test for r in outcome.results[n] if r.status != SKIP}
+    return {
+        "backends": {n: {"ran": b.ran, "of": b.ran + b.skipped, "what": b.role} for n, b in outcome.summaries.items()},
+        "cases_compared": len(compared),
+        "backends_under_test": list(under_test),
+        "nothing_compared": not compared,
+    }
+
+
 def summary(outcome: RunOutcome, seed: int, examples: int, duration: float, command: list[str],
-            profile: str | None = None, shard: tuple[int, int] | None = None) -> dict:
-    """The run's summary.json: the documented fields (cases, per-backend counts and roles, the
-    reference, the profile judging each case and their counts, coverage, seed, duration), and for
-    trend tracking the schema, source revision, finishing time, totals, coverage heat maps, every
-    failure with its decoded first mismatches (`data["diff"]`) and the shard ("I/N", None for a
-    whole run)."""
+            profile: str | None = None, shard: tuple[int, int] | None = None, report_dir: str = ".") -> dict:
+    """The run's summary.json: the documented fields (cases, per-backend counts, roles and skipped
+    cases by reason, what was checked, the reference, the profile judging each case and their
+    counts, coverage, seed, duration), and for trend tracking the schema, source revision,
+    finishing time, totals, coverage heat maps, every failure with its decoded first mismatches
+    (`data["diff"]`) and the command replaying it (in `replay_dir`), and the shard ("I/N", None
+    for a whole run)."""
     failures = []
     for name, results in outcome.results.items():
         for p, r, judged_by in zip(outcome.programs, results, outcome.profiles):
             if r.status in (FAIL, ERROR):
                 failures.append({"backend": name, "case_id": r.case_id, "status": r.status,
                                  "label": p.label, "classes": instruction_classes(p), "profile": judged_by, "detail": r.detail,
-                                 "diff": r.data.get("diff"), "replay": replay_command(r.case_id, name, outcome.reference, profile)})
-    backends = {n: vars(s) for n, s in outcome.summaries.items()}
+                                 "diff": r.data.get("diff"),
+                                 "replay": replay_command(r.case_id, name, outcome.reference, profile, report_dir)})
+    backends = {n: {**vars(s), "skips": skips(outcome.results[n])} for n, s in outcome.summaries.items()}
     return {
         "schema": SUMMARY_SCHEMA,
         "tool": "tcgen05-conformance",
@@ -451,19 +494,15 @@ def summary(outcome: RunOutcome, seed: int, examples: int, duration: float, comm
         "duration_s": round(duration, 3),
         "backends": backends,
         "totals": {k: sum(b[k] for b in backends.values()) for k in ("ran", "passed", "failed", "errors", "skipped")},
+        "checked": checked(outcome),
         "coverage": coverage(outcome.programs, {f["case_id"] for f in failures}),
         "value_coverage": value_coverage(outcome.programs),
         "failures": failures,
+        "replay_dir": os.getcwd(),
     }
 
 
-def write_failing_cases(outcome: RunOutcome, directory: str) -> None:
-    """Each failing program as DIR/cases/<case id>.json, replayable on its own."""
+def failing_case_files(outcome: RunOutcome) -> dict[str, str]:
+    """Each failing program's file, `cases/<case id>.json` (replayable on its own), and its text."""
     failing = {r.case_id for results in outcome.results.values() for r in results if r.status in (FAIL, ERROR)}
-    if not failing:
-        return
-    os.makedirs(os.path.join(directory, "cases"), exist_ok=True)
-    for p in outcome.programs:
-        if p.case_id in failing:
-            with open(os.path.join(directory, "cases", f"{p.case_id}.json"), "w", encoding="utf-8") as f:
-                f.write(dumps(p) + "\n")
+    return {f"cases/{p.case_id}.json": dumps(p) + "\n" for p in outcome.programs if p.case_id in failing}
