@@ -1,5 +1,6 @@
-"""`fuzz`: malformed program files and damaged recorded-vector folders through the readers, counted
-(`conformance.tools.fuzz_inputs`; issue 15's measurement, reports/fuzz/)."""
+"""`fuzz`: malformed program files and damaged recorded-vector folders through the readers
+(`conformance.tools.fuzz_inputs`), or with --simulator faulty simulators through the `sim:`
+protocol (`conformance.tools.fuzz_simulator`), counted (issue 15's measurements, reports/fuzz/)."""
 
 from __future__ import annotations
 
@@ -27,26 +28,36 @@ def add(sub) -> None:
                     help="profile the damaged vectors are checked with (default sm_100a)")
     fz.add_argument("--limit", type=seconds, default=30.0, metavar="S",
                     help="seconds an input may take before it counts as a hang (default 30)")
-    fz.add_argument("--out", type=output_folder, metavar="DIR", help="write fuzz-inputs.json and fuzz-inputs.md here")
+    fz.add_argument("--simulator", action="store_true",
+                    help="fuzz the simulator protocol instead: N faulty simulator behaviours (answer lines, state files, "
+                         "exits, delays) through one sim: backend")
+    fz.add_argument("--out", type=output_folder, metavar="DIR",
+                    help="write fuzz-inputs.json and fuzz-inputs.md here (with --simulator fuzz-simulator.json and .md)")
     fz.add_argument("--json", action="store_true", help="print the report as JSON")
     fz.set_defaults(func=cmd_fuzz)
 
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
-    from conformance.tools.fuzz_inputs import HANG, RECORDED, TRACEBACK, markdown, measure
+    from conformance.tools import fuzz_inputs, fuzz_simulator
+    from conformance.tools.fuzz_inputs import HANG, RECORDED, TRACEBACK
 
-    vectors = Path(args.vectors) if args.vectors else RECORDED / "B200"
-    report = measure(args.examples, args.seed, args.corpus, vectors, args.profile, args.limit)
+    if args.simulator:
+        tool, name, readers = fuzz_simulator, "fuzz-simulator", ("simulator",)
+        report = fuzz_simulator.measure(args.examples, args.seed, args.limit)
+    else:
+        tool, name, readers = fuzz_inputs, "fuzz-inputs", ("programs", "vectors")
+        vectors = Path(args.vectors) if args.vectors else RECORDED / "B200"
+        report = fuzz_inputs.measure(args.examples, args.seed, args.corpus, vectors, args.profile, args.limit)
     report["command"] = command_line(args)
     report["machine"] = machine()
     if args.out:
         os.makedirs(args.out, exist_ok=True)
-        write_json(os.path.join(args.out, "fuzz-inputs.json"), report)
-        with open(os.path.join(args.out, "fuzz-inputs.md"), "w", encoding="utf-8") as f:
-            f.write(markdown(report))
+        write_json(os.path.join(args.out, f"{name}.json"), report)
+        with open(os.path.join(args.out, f"{name}.md"), "w", encoding="utf-8") as f:
+            f.write(tool.markdown(report))
     if args.json:
         print_json(report)
     else:
-        print(markdown(report), end="")
-    broken = sum(report[reader][TRACEBACK] + report[reader][HANG] for reader in ("programs", "vectors"))
+        print(tool.markdown(report), end="")
+    broken = sum(report[reader][TRACEBACK] + report[reader][HANG] for reader in readers)
     return EXIT_OK if broken == 0 else EXIT_FAILED

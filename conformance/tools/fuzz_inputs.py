@@ -152,7 +152,7 @@ def vector_outcome(base: Path, damage: list[FileDamage], work: Path, profile: st
 # --- the measurement ------------------------------------------------------------------------
 
 
-def _fuzz(strategy: st.SearchStrategy, handle: Callable, examples: int, seed: int, limit: float, log) -> dict:
+def count_outcomes(strategy: st.SearchStrategy, handle: Callable, examples: int, seed: int, limit: float, log) -> dict:
     """Hand `examples` inputs of `strategy` to `handle` and count how each ended."""
     counts = {ACCEPTED: 0, REFUSED: 0, TRACEBACK: 0, HANG: 0}
     reasons: Counter[str] = Counter()
@@ -196,12 +196,12 @@ def measure(examples: int, seed: int, corpus_size: int, vectors: Path, profile: 
         corpus = program_corpus(corpus_size, seed)
         print(f"programs: {len(corpus)} well-formed programs to mutate", file=log, flush=True)
         observers: dict = {}
-        programs = _fuzz(malformed_programs(corpus), lambda data: program_outcome(data, work / "case.json", observers),
+        programs = count_outcomes(malformed_programs(corpus), lambda data: program_outcome(data, work / "case.json", observers),
                          examples, seed, limit, log)
         bases = [small_vector_folder(vectors / fmt, work / "bases") for fmt in sorted(os.listdir(vectors))
                  if (vectors / fmt).is_dir()]
         print(f"vectors: {len(bases)} format folders of {vectors} (6 vectors each) to damage", file=log, flush=True)
-        folders = _fuzz(st.tuples(st.sampled_from(bases), vector_damage()),
+        folders = count_outcomes(st.tuples(st.sampled_from(bases), vector_damage()),
                         lambda drawn: vector_outcome(drawn[0], drawn[1], work / "damaged", profile),
                         examples, seed, limit, log)
     return {"programs": {**programs, "corpus": len(corpus)}, "vectors": {**folders, "bases": [str(b.name) for b in bases]}}
