@@ -430,3 +430,21 @@ def test_draw_examples_with_distinct_keys_passes_over_repeats_reproducibly():
     assert draw_examples(st.integers(0, 7), 6, 3, distinct=lambda v: v) == values
     with pytest.raises(RuntimeError, match="no more distinct examples after [0-8]$"):
         draw_examples(st.integers(0, 7), 9, 3, distinct=lambda v: v)
+
+
+def test_export_checks_its_out_folder_before_drawing(tmp_path, monkeypatch, capsys):
+    (tmp_path / "file").write_text("")
+    drawn = []
+    monkeypatch.setattr("conformance.harness.runner.generate_programs", lambda *a, **k: drawn.append(a) or [])
+    assert main(["export", "--examples", "2", "--out", str(tmp_path / "file" / "vectors")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"tcgen05-conformance: error: --out {tmp_path / 'file' / 'vectors'}: cannot create it") and not drawn
+
+
+def test_a_resumed_run_says_why_it_draws_the_programs_again(tmp_path, capsys):
+    argv = ["run", "--backend", "oracle", "--examples", "2", "--journal", str(tmp_path / "j"), "--report-dir", str(tmp_path)]
+    assert main(argv) == 0
+    capsys.readouterr()
+    assert main(argv) == 0
+    assert ("resuming " + str(tmp_path / "j") + ": 2 case results already journaled; drawing the programs again from the seed "
+            "(the journal holds results, the reports need each program)") in capsys.readouterr().err
