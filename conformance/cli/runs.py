@@ -143,19 +143,24 @@ def _write_run_reports(args: argparse.Namespace, outcome, folder, duration: floa
                for p, r, judged_by in zip(outcome.programs, rs, outcome.profiles)]
         for name, rs in outcome.results.items()
     }
-    reports = report_files(summary, results)
+    cases, reports = runner.failing_case_files(outcome), report_files(summary, results)
     if args.shard:  # what `report merge` reads besides summary.json: every case's result
         reports[RESULTS_FILE] = json.dumps(results, indent=1) + "\n"
-    files = {**runner.failing_case_files(outcome), **reports}
+
+    def write(into: ReportDir) -> list[str]:
+        for name, text in cases.items():
+            into.write(name, text)
+        return [into.write(name, text) for name, text in reports.items()]
+
     try:
-        return summary, [folder.write(name, text) for name, text in files.items()][-4:]
+        return summary, write(folder)
     except OSError as e:
         fallback = tempfile.mkdtemp(prefix="tcgen05-conformance-reports-")
         print(f"{PROG}: error: cannot write the reports to {printable(args.report_dir)} ({printable(e.strerror or str(e))}): "
               f"writing them to {fallback} instead", file=sys.stderr)
         rescue = ReportDir(fallback)
         try:
-            return summary, [rescue.write(name, text) for name, text in files.items()][-4:]
+            return summary, write(rescue)
         finally:
             rescue.close()
 
