@@ -236,13 +236,13 @@ def test_replay_on_a_simulator(programs, tmp_path, capsys):
 # --- what a simulator cannot do to the run (issue 15) ------------------------------------------
 
 
-def _fault_simulator(*flags: str) -> str:
+def _fault_command(*flags: str) -> str:
     return shlex.join([sys.executable, FAULT_SIMULATOR, *flags])
 
 
 def test_a_deeply_nested_answer_is_a_protocol_error_of_its_case_alone(programs):
     ids = [p.case_id for p in programs[:2]]
-    observed = SimBackend(_fault_simulator("--nest-on", ids[0]), "exact", case_timeout_s=10).observe(programs[:2])
+    observed = SimBackend(_fault_command("--nest-on", ids[0]), "exact", case_timeout_s=10).observe(programs[:2])
     assert observed[0].error.startswith(f"case {ids[0]}: protocol error: the answer is not a JSON object")
     assert "nested more than" in observed[0].error and "\n" not in observed[0].error
     assert observed[1].state is not None
@@ -253,7 +253,7 @@ def test_a_simulator_answering_twice_does_not_get_the_next_case_blamed(programs,
     """The second answer comes before the next request (noticed then) or after it (read as the
     next case's answer): either way the simulator is restarted and the next case passes on it."""
     ids = [p.case_id for p in programs[:3]]
-    observed = SimBackend(_fault_simulator(f"--{fault}-on", ids[0]), "exact", case_timeout_s=10).observe(programs[:3])
+    observed = SimBackend(_fault_command(f"--{fault}-on", ids[0]), "exact", case_timeout_s=10).observe(programs[:3])
     assert [o.error for o in observed] == [None] * 3
     assert all(o.state is not None for o in observed)
 
@@ -261,7 +261,7 @@ def test_a_simulator_answering_twice_does_not_get_the_next_case_blamed(programs,
 def test_the_simulator_is_kept_running_across_cases_observed_one_at_a_time(programs, tmp_path):
     """--journal observes one case at a time (observe([p]) per case): one simulator serves them all."""
     pids = tmp_path / "pids"
-    spec = "sim:" + _fault_simulator("--pid-log", str(pids))
+    spec = "sim:" + _fault_command("--pid-log", str(pids))
     with Journal.open(str(tmp_path / "journal"), {"run": 1}) as journal:
         outcome = execute(programs[:4], [spec], "exact", journal=journal)
     assert [r.status for r in outcome.results[spec]] == ["fail"] * 4  # zero states, against the oracle's
@@ -271,7 +271,7 @@ def test_the_simulator_is_kept_running_across_cases_observed_one_at_a_time(progr
 @pytest.mark.parametrize("options", [{"timeout_s": 60.0, "batch_size": 2}, {"jobs": 2, "batch_size": 2}])
 def test_under_the_supervisor_the_simulator_is_started_once_per_batch(programs, tmp_path, options):
     pids = tmp_path / "pids"
-    spec = "sim:" + _fault_simulator("--pid-log", str(pids))
+    spec = "sim:" + _fault_command("--pid-log", str(pids))
     execute(programs[:4], [spec], "exact", **options)
     assert len(pids.read_text().split()) == 4 and len(set(pids.read_text().split())) == 2
 
