@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -294,3 +295,22 @@ def test_a_state_file_is_refused_by_its_size_or_kind_before_it_is_read(tmp_path,
     with pytest.raises(VectorsError, match="tmem.bin: (holds|larger than|not a regular file)"):
         read_state(str(tmp_path), layout)
     assert time.perf_counter() - started < 5
+
+
+def test_the_replay_hint_of_a_relative_simulator_command_works_as_printed(tmp_path, monkeypatch):
+    """`sim:./mysim` from the run's directory: the hint names that directory and the case file
+    relative to it, so run there as printed it finds the simulator and judges the case again."""
+    case_id = generate_programs(1, 0)[0].case_id
+    script = tmp_path / "mysim"
+    script.write_text(f"#!/bin/sh\nexec {shlex.join([sys.executable, FAULT_SIMULATOR, '--truncate-on', case_id])}\n")
+    script.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--backend", "sim:./mysim", "--examples", "1", "--report-dir", "out"]) == 1
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    [failure] = summary["failures"]
+    assert summary["replay_dir"] == str(tmp_path)
+    words = shlex.split(failure["replay"])
+    assert words[:3] == ["tcgen05-conformance", "replay", f"out/cases/{case_id}.json"]
+    done = subprocess.run([sys.executable, "-m", "conformance", *words[1:]], cwd=summary["replay_dir"], capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert done.returncode == 1 and "simulator state: tmem.bin: holds 100 bytes" in done.stdout, done.stdout + done.stderr
