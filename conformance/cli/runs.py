@@ -61,8 +61,8 @@ def add_run(sub) -> None:
     run.add_argument("--examples", type=examples, default=200, help=f"programs to generate, 1 to {MAX_EXAMPLES:,} (default 200)")
     run.add_argument("--seed", type=seed, default=0, help="generation seed, 0 to 2^32 - 1 (default 0)")
     run.add_argument("--profile", choices=PROFILE_NAMES, help=PROFILE_HELP)
-    run.add_argument("--report-dir", default="out", help="where summary.json and the reports go (default out/): created, checked and locked against another "
-                          "run before the first program is drawn; written atomically")
+    run.add_argument("--report-dir", default="out", help="where summary.json and the reports go (default out/): created, checked and locked "
+                          "against another run before the first program is drawn; written atomically")
     run.add_argument("--journal", metavar="FILE",
                      help="append each case result to FILE as it completes; if FILE exists, resume: its cases are not "
                           "run again (refused if FILE was written with another seed, examples, backends, reference or profile)")
