@@ -21,9 +21,13 @@ the publishers' model, or assumed.
 
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import dataclass, field, fields, replace
+from functools import lru_cache
+from pathlib import Path
 from types import MappingProxyType
-from typing import Literal, Mapping
+from typing import Any, Literal, Mapping, get_args
 
 from conformance.core.numeric_profiles import PROFILE_NAMES
 
@@ -93,6 +97,8 @@ class Profile:
 
     ``default`` (if set) is used for combinations not listed; ``int_overflow`` is what the
     integer kinds do with s32 overflow when the caller does not ask for saturation.
+    ``provenance`` says where a profile loaded from a file came from (source, GPU, driver,
+    command, date); the built-in profiles carry theirs per parameter only.
     """
 
     name: str
@@ -102,10 +108,12 @@ class Profile:
     int_overflow: Literal["wrap", "saturate"] = "wrap"
     int_overflow_provenance: str = ""
     unsupported: Mapping[str, str] = field(default_factory=dict)
+    provenance: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "datapaths", MappingProxyType(dict(self.datapaths)))
         object.__setattr__(self, "unsupported", MappingProxyType(dict(self.unsupported)))
+        object.__setattr__(self, "provenance", MappingProxyType(dict(self.provenance)))
 
     def datapath(self, in_fmt: str, acc_fmt: str) -> Datapath:
         """The datapath for an input/accumulator pair, or ValueError naming what is missing."""
@@ -131,6 +139,8 @@ class Profile:
             out["default"] = self.default.as_dict()
         if self.unsupported:
             out["unsupported"] = dict(self.unsupported)
+        if self.provenance:
+            out["provenance"] = dict(self.provenance)
         return out
 
 
@@ -511,14 +521,124 @@ def for_instruction(profile: str, family: str) -> str:
     return variant if variant in PROFILES else profile
 
 
-def get_profile(profile: str | Profile) -> Profile:
-    """Look a profile up by name (or pass a Profile through)."""
+def get_profile(profile: str | os.PathLike | Profile) -> Profile:
+    """A profile by name, or loaded from a profile file (a path: `Profile.as_dict()` as JSON,
+    what `numerics infer` writes), or a Profile passed through."""
     if isinstance(profile, Profile):
         return profile
+    if str(profile) in PROFILES:
+        return PROFILES[str(profile)]
+    path = Path(profile)
+    if path.suffix == ".json" or path.is_file():
+        if not path.is_file():
+            raise ProfileFileError(f"{path}: no such profile file")
+        stat = path.stat()
+        return _load_profile(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+    raise ValueError(f"unknown profile {str(profile)!r}; known: {sorted(PROFILES)}, or a profile JSON file")
+
+
+class ProfileFileError(ValueError):
+    """A malformed profile file; the one-line message names the file and the JSON path."""
+
+
+@lru_cache(maxsize=32)
+def _load_profile(path: str, mtime_ns: int, size: int) -> Profile:
+    """The profile in a file (cached while the file is unchanged: the oracle looks a profile up
+    on every inner-product call)."""
     try:
-        return PROFILES[profile]
-    except KeyError:
-        raise ValueError(f"unknown profile {profile!r}; known: {sorted(PROFILES)}") from None
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ProfileFileError(f"{path}: not a readable JSON file ({e})") from None
+    try:
+        return profile_from_dict(data)
+    except ProfileFileError as e:
+        raise ProfileFileError(f"{path}: {e}") from None
+
+
+_LITERALS = {"group_rounding": get_args(Rounding), "final_rounding": get_args(Rounding),
+             "c_entry": ("first_group", "final_add"), "zero_sign": ("ieee", "positive")}
+_TYPES = {"instruction": (str,), "k_step": (int, type(None)), "split_ways": (int,), "split_stride": (int,),
+          "align_frac_bits": (int, type(None)), "align_floor": (int, type(None)),
+          "group_precision": (int, type(None)), "subnormal_inputs": (bool,), "subnormal_outputs": (bool,)}
+_POSITIVE = ("k_step", "split_ways", "split_stride", "group_precision")
+
+
+def _fail(where: str, what: str):
+    raise ProfileFileError(f"{where}: {what}")
+
+
+def _object(value: Any, where: str, required: set[str], optional: set[str] = frozenset()) -> dict:
+    if not isinstance(value, dict):
+        _fail(where, f"expected an object, got {type(value).__name__}")
+    unknown = sorted(set(value) - required - set(optional))
+    if unknown:
+        _fail(f"{where}.{unknown[0]}", "unknown field")
+    missing = sorted(required - set(value))
+    if missing:
+        _fail(f"{where}.{missing[0]}", "missing")
+    return value
+
+
+def _string(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        _fail(where, f"expected a string, got {json.dumps(value)[:40]}")
+    return value
+
+
+def datapath_from_dict(data: Any, where: str = "$") -> Datapath:
+    """A datapath from its `as_dict()` form ({parameter: {"value", "provenance"}})."""
+    data = _object(data, where, set(PARAMETERS))
+    values, provenance = {}, {}
+    for p in PARAMETERS:
+        entry = _object(data[p], f"{where}.{p}", {"value", "provenance"})
+        value = entry["value"]
+        if p in _LITERALS:
+            if value not in _LITERALS[p]:
+                _fail(f"{where}.{p}.value", f"{json.dumps(value)[:40]} is not one of {', '.join(_LITERALS[p])}")
+        elif not isinstance(value, _TYPES[p]) or (isinstance(value, bool) and bool not in _TYPES[p]):
+            _fail(f"{where}.{p}.value", f"expected {' or '.join(t.__name__ for t in _TYPES[p])}, got {json.dumps(value)[:40]}")
+        if p in _POSITIVE and value is not None and value < 1:
+            _fail(f"{where}.{p}.value", f"must be at least 1, got {value}")
+        values[p] = value
+        provenance[p] = _string(entry["provenance"], f"{where}.{p}.provenance")
+    try:
+        return Datapath(**values, provenance=provenance)
+    except ValueError as e:
+        raise ProfileFileError(f"{where}: {e}") from None
+
+
+def profile_from_dict(data: Any) -> Profile:
+    """A profile from its `as_dict()` form; ProfileFileError (one line, with the JSON path) when
+    malformed. Keys other than the profile's own (an inference report's "inference") are refused
+    unless listed in `_EXTRA_KEYS`."""
+    data = _object(data, "$", {"name", "description", "int_overflow", "datapaths"},
+                   {"default", "unsupported", "provenance", *_EXTRA_KEYS})
+    overflow = _object(data["int_overflow"], "$.int_overflow", {"value", "provenance"})
+    if overflow["value"] not in ("wrap", "saturate"):
+        _fail("$.int_overflow.value", f"{json.dumps(overflow['value'])[:40]} is not one of wrap, saturate")
+    datapaths = {}
+    if not isinstance(data["datapaths"], dict):
+        _fail("$.datapaths", "expected an object")
+    for key, value in data["datapaths"].items():
+        pair = key.split("->")
+        if len(pair) != 2 or not all(pair):
+            _fail(f"$.datapaths.{key}", "expected a key 'input->accumulator', e.g. 'f16->f32'")
+        datapaths[tuple(pair)] = datapath_from_dict(value, f"$.datapaths.{key}")
+    default = datapath_from_dict(data["default"], "$.default") if "default" in data else None
+    extra = {}
+    for key in ("unsupported", "provenance"):
+        value = data.get(key, {})
+        if not isinstance(value, dict):
+            _fail(f"$.{key}", "expected an object")
+        extra[key] = {k: _string(v, f"$.{key}.{k}") for k, v in value.items()}
+    return Profile(name=_string(data["name"], "$.name"), description=_string(data["description"], "$.description"),
+                   datapaths=datapaths, default=default, int_overflow=overflow["value"],
+                   int_overflow_provenance=_string(overflow["provenance"], "$.int_overflow.provenance"), **extra)
+
+
+#: Top-level keys a profile file may carry besides the profile (`numerics infer` writes its
+#: evidence under "inference"); ignored when loading.
+_EXTRA_KEYS = ("inference",)
 
 
 def _check_fields() -> None:

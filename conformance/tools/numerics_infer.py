@@ -1,0 +1,920 @@
+"""Numeric profiles inferred from nothing: directed feature tests that read every parameter of
+the inner-product model (`oracles.numerics.profiles.Datapath`) off a vector source.
+
+The tests follow the feature tests of Fasi, Higham, Mikaitis and Pranesh ("Numerical behavior
+of NVIDIA tensor cores", PeerJ Comput. Sci. 7:e330, 2021) and Khattak and Mikaitis ("Accurate
+models of NVIDIA tensor cores", arXiv:2512.07004, 2025): inner products built from exact powers
+of two and short significands in which one feature of the datapath decides the result (how far
+below the largest product a term survives alignment, whether a sum is truncated or rounded and
+to how many bits, which products share a fused group, where c joins, what happens to subnormals,
+the sign of zero). Each stage enumerates the values its parameters may still take (with the
+parameters its vectors depend on), predicts the results under each with the numeric model, and
+keeps the values that reproduce what the source returned; the vectors of a stage are built so
+that parameters settled later cannot change them. Parameters no vector of the format can reach
+(the alignment floor with fp16 products, say) are *open*: they take the value of a datapath of
+the same source, instruction kind and accumulator that did settle them, else a neutral value,
+and the report says so. At the end the whole inferred datapath must reproduce every directed
+vector, and is checked against discriminating vectors (`oracles.numerics.discriminating`).
+
+Recorded vectors cannot be chosen, so `infer_recorded` searches every datapath consistent with a
+recorded folder instead and reports which parameters the data determines and which it leaves
+open.
+
+    tcgen05-conformance numerics infer --source model:sm_90a --out sm_90a.inferred.json
+    tcgen05-conformance numerics infer --source gpu:wgmma --out h100-wgmma.json       (on an H100)
+    tcgen05-conformance numerics infer --source recorded:B200 --json
+    tcgen05-conformance numerics infer --source sim:'octave-cli tools/km_simulator.m B200TC'
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+from conformance.core.formats import FloatFormat, decode, get_format, storage_dtype
+from conformance.tools.numerics_sources import Scaling, VectorSource
+from oracles.numerics import inner_product
+from oracles.numerics.convert import NotRepresentable, from_binary32
+from oracles.numerics.discriminating import FAMILIES, mix
+from oracles.numerics.profiles import PARAMETERS, Datapath, Profile
+
+STRUCTURE = "structure"  # (k_step, split_ways, split_stride), searched together
+SEARCHED = (STRUCTURE, "align_frac_bits", "group_precision", "group_rounding", "c_entry", "final_rounding",
+            "subnormal_inputs", "subnormal_outputs", "align_floor", "zero_sign")
+#: tcgen05 instruction kinds of the input formats (PTX ISA Table 39): datapaths of one kind and
+#: accumulator lend each other the parameters their own formats cannot reach.
+KIND = {"f16": "f16", "bf16": "f16", "tf32": "tf32", "e4m3": "f8f6f4", "e5m2": "f8f6f4", "e3m2": "f8f6f4",
+        "e2m3": "f8f6f4", "e2m1": "f8f6f4"}
+#: Neutral values of parameters nothing settles (the exact datapath's, IEEE's).
+NEUTRAL = {"align_frac_bits": None, "group_precision": None, "group_rounding": "rne", "c_entry": "first_group",
+           "final_rounding": "rne", "subnormal_inputs": True, "subnormal_outputs": True, "align_floor": None,
+           "zero_sign": "ieee"}
+F_MAX = 64  # alignment widths searched: 0 .. F_MAX and None (exact); wider ones act as None on every pool here
+EARLY_ROWS = 48  # rows each hypothesis meets first; most hypotheses fail there
+CONFIRM_VECTORS = 4096  # discriminating vectors per datapath after inference
+
+
+def divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def structures(k: int) -> list[tuple[int, int, int]]:
+    """Every (k_step, split_ways, split_stride) that partitions K products differently: k_step a
+    divisor of K, 1, 2, 4 or 8 ways dealt in runs of `stride` (a power of two, ways x stride <=
+    k_step; stride 1 for one way), K itself standing for "all products in one step"."""
+    seen: dict[tuple, tuple[int, int, int]] = {}
+    for step in divisors(k):
+        for ways in (w for w in (1, 2, 4, 8) if step % w == 0):
+            strides = [1] if ways == 1 else [s for s in (1, 2, 4, 8, 16, 32) if ways * s <= step]
+            for stride in strides:
+                seen.setdefault(signature(k, step, ways, stride), (step, ways, stride))
+    return list(seen.values())
+
+
+def signature(k: int, step: int, ways: int, stride: int) -> tuple[tuple[int, int], ...]:
+    """(step, group) of each product position: equal signatures compute alike."""
+    return tuple((i // step, ((i % step) // stride) % ways) for i in range(k))
+
+
+def groups_of(k: int, structure: tuple[int, int, int]) -> list[list[int]]:
+    """Positions of each fused group, in the order the datapath adds them."""
+    step, ways, stride = structure
+    sig = signature(k, step, ways, stride)
+    order = sorted(set(sig))
+    return [[i for i in range(k) if sig[i] == g] for g in order]
+
+
+# ----------------------------------------------------------------------------- hypotheses
+
+
+def datapath(values: dict[str, Any], instruction: str = "hypothesis", provenance: dict | None = None) -> Datapath:
+    """The datapath of a full assignment of SEARCHED parameters."""
+    step, ways, stride = values[STRUCTURE]
+    fields_ = {p: values[p] for p in SEARCHED if p != STRUCTURE}
+    prov = provenance or {p: "hypothesis" for p in PARAMETERS}
+    return Datapath(instruction=instruction, k_step=step, split_ways=ways, split_stride=stride, **fields_,
+                    provenance=prov)
+
+
+def _as_profile(dp: Datapath, in_fmt: str, acc_fmt: str) -> Profile:
+    return Profile(name="hypothesis", description="inference hypothesis", datapaths={(in_fmt, acc_fmt): dp})
+
+
+def _unsigned(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x)
+    return x.view(np.dtype(x.dtype.str.replace("i", "u"))) if x.dtype.kind == "i" else x
+
+
+@dataclass
+class Pool:
+    """A batch of directed vectors, what the source returned for them, and what they test."""
+
+    stage: str
+    a: np.ndarray
+    b: np.ndarray
+    c: np.ndarray
+    observed: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.c)
+
+
+@dataclass
+class Outcome:
+    """What inference found for one parameter: its allowed values, the stage and vectors that
+    settled it, and how the final value was chosen when several remain."""
+
+    allowed: list
+    stage: str = ""
+    vectors: int = 0
+    chosen_by: str = "determined"  # "determined", "donor <in->acc>", "neutral"
+
+
+# ----------------------------------------------------------------------------- vector building
+
+
+class Builder:
+    """Directed inner products for one (input, accumulator) pair and K: products are exact
+    powers of two times short significands, each operand a normal number of the input format."""
+
+    def __init__(self, in_fmt: str, acc_fmt: str, k: int):
+        self.in_fmt, self.acc_fmt, self.k = in_fmt, acc_fmt, k
+        self.fi: FloatFormat = get_format(in_fmt)
+        self.fa: FloatFormat = get_format(acc_fmt)
+        self.rows_a: list[np.ndarray] = []
+        self.rows_b: list[np.ndarray] = []
+        self.rows_c: list[int] = []
+        self.zero = int(self.code(self.fi, 0.0))
+
+    @staticmethod
+    def code(fmt: FloatFormat, x: float) -> int | None:
+        """The code of value x in fmt, or None when x is not exact in it (or in binary32)."""
+        return _code(fmt.name, float(x).hex())  # keyed by the exact value: -0.0 == 0.0 as a float key
+
+    @property
+    def significands(self) -> list[float]:
+        """Significands of the input format used as factors: 1, 1 + ulp, 1.5, 2 - ulp."""
+        u = 2.0 ** -self.fi.frac_bits
+        return sorted({1.0, 1.0 + u, 1.5, 2.0 - u})
+
+    @property
+    def product_exponents(self) -> tuple[int, int]:
+        """Lowest and highest exponent of a power-of-two product of two normal inputs."""
+        return 2 * self.fi.emin, 2 * self.fi.emax
+
+    def product(self, e: int, sign: int = 1, sa: float = 1.0, sb: float = 1.0) -> tuple[int, int] | None:
+        """Codes (a, b) with a * b = sign * sa * sb * 2**e, both normal, or None."""
+        return _product(self.fi.name, e, sign, sa, sb)
+
+    def add(self, terms: dict[int, tuple[int, int] | None], c: float = 0.0) -> bool:
+        """One vector: products at positions, zeros elsewhere, c a value of the accumulator."""
+        cc = self.code(self.fa, c)
+        if cc is None or any(t is None for t in terms.values()):
+            return False
+        a = np.full(self.k, self.zero, dtype=np.int64)
+        b = np.full(self.k, self.zero, dtype=np.int64)
+        for pos, (ca, cb) in terms.items():
+            a[pos], b[pos] = ca, cb
+        self.rows_a.append(a)
+        self.rows_b.append(b)
+        self.rows_c.append(cc)
+        return True
+
+    def add_codes(self, a: np.ndarray, b: np.ndarray, c: int) -> None:
+        self.rows_a.append(np.asarray(a, dtype=np.int64))
+        self.rows_b.append(np.asarray(b, dtype=np.int64))
+        self.rows_c.append(int(c))
+
+    def pool(self, stage: str) -> Pool | None:
+        """The vectors added so far, in a fixed shuffled order (so that the first rows, which
+        every hypothesis meets first, mix every kind of vector of the stage)."""
+        if not self.rows_c:
+            return None
+        dt_in = storage_dtype(self.fi)
+        dt_acc = np.dtype(storage_dtype(self.fa).str.replace("i", "u"))
+        order = np.random.default_rng(len(self.rows_c)).permutation(len(self.rows_c))
+        return Pool(stage, np.array(self.rows_a)[order].astype(dt_in), np.array(self.rows_b)[order].astype(dt_in),
+                    np.array(self.rows_c, dtype=np.uint64)[order].astype(dt_acc))
+
+
+@lru_cache(maxsize=None)
+def _code(fmt: str, hex_value: str) -> int | None:
+    x = float.fromhex(hex_value)
+    word = np.float32(x)
+    if not math.isfinite(x) or float(word) != x:
+        return None
+    try:
+        return int(from_binary32(np.array([word]).view(np.uint32), fmt)[0])
+    except NotRepresentable:
+        return None
+
+
+@lru_cache(maxsize=None)
+def _product(fmt: str, e: int, sign: int, sa: float, sb: float) -> tuple[int, int] | None:
+    """Operand codes whose product is sign * sa * sb * 2**e, exponents split evenly where possible."""
+    fi = get_format(fmt)
+    lo, hi = fi.emin, fi.emax
+    first = min(max(-(-e // 2), lo), hi)
+    for ea in sorted(range(lo, hi + 1), key=lambda x: abs(x - first)):
+        eb = e - ea
+        if not lo <= eb <= hi:
+            continue
+        a, b = _code(fmt, (sign * sa * 2.0 ** ea).hex()), _code(fmt, (sb * 2.0 ** eb).hex())
+        if a is not None and b is not None:
+            return a, b
+    return None
+
+
+def significant_bits(codes: np.ndarray, acc_fmt: str) -> int:
+    """The most significant bits (leading one to last one) among normal finite results."""
+    fa = get_format(acc_fmt)
+    d = decode(codes, fa)
+    normal = (d.cls == 1) & (d.mant >= (1 << fa.frac_bits))
+    if not normal.any():
+        return 0
+    mant = d.mant[normal].astype(np.int64)
+    trailing = np.log2(mant & -mant).astype(int)
+    return int((fa.precision - trailing).max())
+
+
+def pool_span(pool: Pool, in_fmt: str, acc_fmt: str) -> tuple[int, int]:
+    """(span, lowest bit): an alignment width of at least `span` never cuts a bit of any term or
+    partial sum of the pool (every partial sum is a multiple of 2**lowest bit and lies below
+    2**(highest exponent + log2 K + 3)); `lowest bit` bounds the finest grid the pool needs."""
+    fi, fa = get_format(in_fmt), get_format(acc_fmt)
+    da, db, dc = decode(pool.a, fi), decode(pool.b, fi), decode(pool.c, fa)
+    nz = (da.mant != 0) & (db.mant != 0)
+    pexp = np.where(nz, da.aexp + db.aexp, -(1 << 30))
+    plsb = np.where(nz, da.aexp + db.aexp - 2 * fi.frac_bits, 1 << 30)
+    cnz = dc.mant != 0
+    top = max(int(pexp.max(initial=-(1 << 30))), int(np.where(cnz, dc.aexp, -(1 << 30)).max(initial=-(1 << 30))))
+    low = min(int(plsb.min(initial=1 << 30)), int(np.where(cnz, dc.aexp - fa.frac_bits, 1 << 30).min(initial=1 << 30)))
+    return top + int(math.log2(pool.a.shape[1])) + 4 - low, low
+
+
+# ----------------------------------------------------------------------------- the engine
+
+
+@dataclass
+class DatapathInference:
+    """The inference of one datapath: the source's pair, K, per-parameter outcomes, pools sent."""
+
+    in_fmt: str
+    acc_fmt: str
+    k: int
+    source: VectorSource
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
+    pools: list[Pool] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        fa = get_format(self.acc_fmt)
+        # Each list starts with the value assumed while a parameter is unsettled (one fused group
+        # of all K, exact alignment, IEEE behaviour): stages build their vectors so that it does
+        # not matter, and put the neutral value first only so that hypotheses are well formed.
+        self.outcomes = {
+            STRUCTURE: Outcome(sorted(structures(self.k), key=lambda s: (s != (self.k, 1, 1), s))),
+            "align_frac_bits": Outcome([None, *range(F_MAX + 1)]),
+            "group_precision": Outcome([None, *range(1, fa.precision)]),
+            "group_rounding": Outcome(["rne", "rz"]),
+            "c_entry": Outcome(["first_group", "final_add"]),
+            "final_rounding": Outcome(["rne", "rz"]),
+            "subnormal_inputs": Outcome([True, False]),
+            "subnormal_outputs": Outcome([True, False]),
+            "align_floor": Outcome([None, *range(self.grid_low - 1, self.grid_low - 65, -1)]),
+            "zero_sign": Outcome(["ieee", "positive"]),
+        }
+
+    @property
+    def grid_low(self) -> int:
+        """The finest alignment grid the stages before the floor stage use: the accumulator's
+        subnormal unit, 2**(emin - (P - 1)), one bit further. A floor (the lowest grid an
+        adder keeps) lies below it, or subnormal results could not be formed exactly, so floors
+        are searched below it and cannot change the earlier stages."""
+        fa = get_format(self.acc_fmt)
+        return fa.emin - fa.precision
+
+    def allowed(self, p: str) -> list:
+        return self.outcomes[p].allowed
+
+    def value(self, p: str):
+        """The parameter's value when settled; else the first allowed (for building vectors)."""
+        return self.allowed(p)[0]
+
+    def settled(self, p: str) -> bool:
+        return len(self.allowed(p)) == 1
+
+    def builder(self) -> Builder:
+        return Builder(self.in_fmt, self.acc_fmt, self.k)
+
+    def run(self, pool: Pool | None) -> Pool | None:
+        """Send a pool to the source (once), keep it, and drop the group precisions its results
+        rule out: every result is a group's p-bit rounding (an addition of c after the groups
+        is exact when c = 0, and otherwise rounds to more bits), so p is at least the number of
+        significant bits of any normal result whose c is zero."""
+        if pool is None or not len(pool):
+            return None
+        pool.observed = _unsigned(self.source.evaluate(self.in_fmt, self.acc_fmt, pool.a, pool.b, pool.c))
+        self.pools.append(pool)
+        bits = significant_bits(pool.observed[pool.c == 0], self.acc_fmt)
+        outcome = self.outcomes["group_precision"]
+        narrowed = [p for p in outcome.allowed if (p or get_format(self.acc_fmt).precision) >= bits]
+        if narrowed != outcome.allowed:
+            outcome.allowed = narrowed
+            outcome.stage = outcome.stage or pool.stage
+        return pool
+
+    def predict(self, values: dict, pool: Pool, rows: slice = slice(None)) -> np.ndarray:
+        dp = datapath(values)
+        return _unsigned(inner_product(pool.a[rows], pool.b[rows], pool.c[rows], self.in_fmt, self.acc_fmt,
+                                       _as_profile(dp, self.in_fmt, self.acc_fmt)))
+
+    def eliminate(self, pool: Pool, params: Iterable[str], classes: dict[str, Callable[[Any], Any]] | None = None) -> None:
+        """Keep the values of `params` (searched jointly; the others at their current first
+        value, which the pool's construction makes irrelevant) under which the model reproduces
+        the source on every vector of the pool. `classes` maps a parameter's values to a key
+        equal for values that act alike on this pool: one representative per class is tried."""
+        params = list(params)
+        classes = classes or {}
+        reps = []
+        for p in params:
+            key = classes.get(p, lambda v: v)
+            groups: dict[Any, list] = {}
+            for v in self.allowed(p):
+                groups.setdefault(key(v), []).append(v)
+            reps.append(list(groups.values()))
+        base = {q: self.value(q) for q in SEARCHED}
+        early = slice(0, min(EARLY_ROWS, len(pool)))
+        keep: list[set] = [set() for _ in params]
+        for combo in itertools.product(*reps):
+            values = {**base, **{p: members[0] for p, members in zip(params, combo)}}
+            try:
+                datapath(values)
+            except ValueError:
+                continue
+            if not np.array_equal(self.predict(values, pool, early), pool.observed[early]):
+                continue
+            if not np.array_equal(self.predict(values, pool), pool.observed):
+                continue
+            for i, members in enumerate(combo):
+                keep[i].update(_hashable(m) for m in members)
+        for p, kept in zip(params, keep):
+            before = self.allowed(p)
+            after = [v for v in before if _hashable(v) in kept]
+            outcome = self.outcomes[p]
+            if after != before or not outcome.stage:
+                outcome.stage = outcome.stage or pool.stage
+                outcome.vectors += len(pool)
+            outcome.allowed = after
+        empty = [p for p in params if not self.allowed(p)]
+        if empty:
+            raise Inconsistent(f"{self.in_fmt} -> {self.acc_fmt}: no value of {', '.join(empty)} reproduces the "
+                               f"{len(pool)} vectors of stage '{pool.stage}' (the source is outside the model's "
+                               "parameter space, or an earlier stage settled a parameter wrongly)")
+
+
+class Inconsistent(RuntimeError):
+    """No datapath of the model reproduces a source's answers; the message says where."""
+
+
+def _hashable(v):
+    return tuple(v) if isinstance(v, list) else v
+
+
+def _f_classes(span: int) -> Callable[[Any], Any]:
+    """Alignment widths of at least `span` act like exact alignment on a pool of that span."""
+    return lambda f: "wide" if f is None or f >= span else f
+
+
+def _floor_classes(lowest_bit: int) -> Callable[[Any], Any]:
+    """Floors at or below a pool's lowest bit cut nothing: they act like no floor."""
+    return lambda fl: "none" if fl is None or fl <= lowest_bit else fl
+
+
+# ----------------------------------------------------------------------------- stages
+
+
+def home_exponent(inf: DatapathInference, span: int) -> tuple[int, int]:
+    """(E, M): an exponent for the largest term and how far below it terms may go, so that
+    results stay normal in the accumulator, every term is a product of normal inputs, and no
+    grid goes below `grid_low`."""
+    b = inf.builder()
+    lo_p, hi_p = b.product_exponents
+    fa = get_format(inf.acc_fmt)
+    e_hi = min(fa.emax - 3, hi_p - 2)
+    e_lo = max(fa.emin + span + 1, inf.grid_low + span, lo_p + span)
+    e = min(max(0, e_lo), e_hi)
+    return e, min(span, e - lo_p, e - inf.grid_low, e - fa.emin - 1)
+
+
+def stage_pairs(inf: DatapathInference) -> None:
+    """Alignment width, group precision and rounding from two products at positions 0 and 1
+    (c = 0): x + y and x - y with y = s 2**-m x for m = 0 .. M. Two terms of one instruction
+    step add alike whether they share a fused group or not (the first group's result is exact
+    and is aligned with the second's terms), so the structure cannot change these results.
+    `x - tiny` shows truncation (RZ keeps x - ulp, RNE returns x), `x + tiny` the rounding
+    point; significands up to (2 - ulp)^2 show carries past the group precision."""
+    fa = get_format(inf.acc_fmt)
+    e, m_max = home_exponent(inf, 2 * fa.precision + 8)
+    b = inf.builder()
+    sig = b.significands
+    big = [(1.0, 1.0), (sig[-1], 1.0), (sig[-1], sig[-1])]
+    for (sa, sb), s1, sign, m in itertools.product(big, sig, (1, -1), range(m_max + 1)):
+        b.add({0: b.product(e, 1, sa, sb), 1: b.product(e - m, sign, s1)})
+    pool = inf.run(b.pool("pairs"))
+    if pool is None:
+        inf.notes.append("pairs: the input format cannot form the pair vectors")
+        return
+    span, _ = pool_span(pool, inf.in_fmt, inf.acc_fmt)
+    inf.eliminate(pool, ["align_frac_bits", "group_precision", "group_rounding"],
+                  {"align_frac_bits": _f_classes(span)})
+
+
+def stage_structure(inf: DatapathInference) -> None:
+    """Which products share a fused group, how groups and steps follow each other (and, across
+    steps, whether c's stage chains them): B at i, -B at j, a tiny y at l. y survives only where
+    no partial sum holding exactly one of +-B meets it, so the result reads the order of the
+    three positions' groups. Anchors i run over the powers of two, j = i + 2^t, l over all K."""
+    fa = get_format(inf.acc_fmt)
+    m = fa.precision + 2
+    e, m_max = home_exponent(inf, m)
+    if m_max < m:
+        inf.notes.append(f"structure: the input format's range ({m_max} binades below the top product) cannot "
+                         f"isolate groups with a {inf.acc_fmt} accumulator (needs {m})")
+        return
+    k = inf.k
+    b = inf.builder()
+    big, neg = b.product(e, 1), b.product(e, -1)
+    anchors = sorted({0, k - 1, *(2 ** t for t in range(int(math.log2(k)) + 1) if 2 ** t < k),
+                      *(2 ** t - 1 for t in range(1, int(math.log2(k)) + 1))})
+    for i in anchors:
+        for d in (2 ** t for t in range(int(math.log2(k)) + 1)):
+            j = i + d
+            if j >= k:
+                continue
+            for ell in range(k):
+                if ell in (i, j):
+                    continue
+                for sign in (1, -1):
+                    b.add({i: big, j: neg, ell: b.product(e - m, sign)})
+    pool = inf.run(b.pool("structure"))
+    span, _ = pool_span(pool, inf.in_fmt, inf.acc_fmt)
+    inf.eliminate(pool, [STRUCTURE, "c_entry", "align_frac_bits"], {"align_frac_bits": _f_classes(m)})
+
+
+def one_group(inf: DatapathInference, size: int) -> list[int] | None:
+    """`size` positions that share one fused group under every structure still allowed."""
+    candidates = inf.allowed(STRUCTURE)
+    for group in groups_of(inf.k, candidates[0]):
+        if len(group) < size:
+            continue
+        chosen = group[:size]
+        if all(any(set(chosen) <= set(g) for g in groups_of(inf.k, s)) for s in candidates):
+            return chosen
+    return None
+
+
+def stage_cancel(inf: DatapathInference) -> None:
+    """The alignment width over the input format's whole range: B - B + y in one fused group
+    keeps y = 2**-m B exactly while m <= F, and loses it beyond; one bit whatever the rounding."""
+    where = one_group(inf, 3)
+    if where is None:
+        inf.notes.append("cancel: no three positions share a fused group under every allowed structure")
+        return
+    b = inf.builder()
+    lo_p, hi_p = b.product_exponents
+    fa = get_format(inf.acc_fmt)
+    e = hi_p
+    m_max = min(e - lo_p, e - inf.grid_low, F_MAX + 1)
+    i, j, ell = where
+    for m in range(m_max + 1):
+        if not fa.emin <= e - m <= fa.emax:  # y itself must be a normal result
+            continue
+        for sign in (1, -1):
+            b.add({i: b.product(e, 1), j: b.product(e, -1), ell: b.product(e - m, sign)})
+    pool = inf.run(b.pool("cancel"))
+    if pool is None:
+        return
+    span, _ = pool_span(pool, inf.in_fmt, inf.acc_fmt)
+    inf.eliminate(pool, ["align_frac_bits"], {"align_frac_bits": _f_classes(span)})
+
+
+def stage_c(inf: DatapathInference) -> None:
+    """Where c enters and how its addition rounds: x (and a partner y in x's group) with c from
+    far above to far below them, c cancelling x exactly or nearly. c inside the first group is
+    aligned and truncated with the products and rounded once with them; c added afterwards meets
+    the group's rounded result in a correctly rounded addition."""
+    where = one_group(inf, 2) or [0, 1]
+    fa = get_format(inf.acc_fmt)
+    e, m_max = home_exponent(inf, fa.precision + 4)
+    b = inf.builder()
+    sig = b.significands
+    i, j = where
+    p = fa.precision
+    near = sorted({m for m in (0, 1, 2, p - 2, p - 1, p, p + 1, p + 2) if 0 <= m <= m_max})
+    for s0 in (1.0, sig[-1]):
+        x = b.product(e, 1, s0)
+        for partner in [None, *((m, sg) for m in near for sg in (1, -1))]:
+            terms = {i: x}
+            value = s0 * 2.0 ** e
+            if partner is not None:
+                m, sg = partner
+                terms[j] = b.product(e - m, sg)
+                value += sg * 2.0 ** (e - m)
+            for mc in range(-2, m_max + 1):
+                for sc in (1.0, 1.5):
+                    for sign in (1, -1):
+                        b.add(terms, sign * sc * 2.0 ** (e - mc))
+            b.add(terms, -s0 * 2.0 ** e)
+            if partner is not None:
+                b.add(terms, -value) if Builder.code(fa, -value) is not None else None
+    pool = inf.run(b.pool("c"))
+    inf.eliminate(pool, ["c_entry", "final_rounding"])
+
+
+def stage_subnormal_inputs(inf: DatapathInference) -> None:
+    """Subnormal operands (the largest, the smallest, one between) times powers of two that put
+    the product in the normal range of the accumulator, alone or beside a normal product; a
+    subnormal c beside a product it survives. Flushed inputs give 0 or the other term."""
+    fi, fa = get_format(inf.in_fmt), get_format(inf.acc_fmt)
+    b = inf.builder()
+    units = sorted({1, (1 << fi.frac_bits) - 1, 1 << (fi.frac_bits - 1) if fi.frac_bits > 1 else 1})
+    tiny = [u * 2.0 ** (fi.emin - fi.frac_bits) for u in units]
+    lo_acc = fa.emin + 2
+    for t in tiny:
+        for eb in range(fi.emin, fi.emax + 1):
+            if t * 2.0 ** eb < 2.0 ** lo_acc:
+                continue
+            a, bb = Builder.code(fi, t), Builder.code(fi, 2.0 ** eb)
+            if a is None or bb is None:
+                continue
+            b.add({0: (a, bb)})
+            b.add({0: (bb, a)})
+            e_other = int(math.floor(math.log2(t))) + eb
+            b.add({0: (a, bb), 1: b.product(e_other + 3, -1)})
+            break
+    for mc in (1, fa.frac_bits // 2, fa.frac_bits):
+        c = mc * 2.0 ** (fa.emin - fa.frac_bits)
+        b.add({0: b.product(fa.emin + 4, 1)}, c)
+        b.add({0: b.product(fa.emin + 4, 1)}, -c)
+    pool = inf.run(b.pool("subnormal inputs"))
+    if pool is not None:
+        inf.eliminate(pool, ["subnormal_inputs"])
+
+
+def stage_subnormal_outputs(inf: DatapathInference) -> None:
+    """Results in the accumulator's subnormal range: a tiny product alone, a subnormal c alone,
+    a normal product nearly cancelled. Flushed results are zero."""
+    fi, fa = get_format(inf.in_fmt), get_format(inf.acc_fmt)
+    b = inf.builder()
+    lo_p, _ = b.product_exponents
+    for d in (1, 3, fa.frac_bits - 1):
+        e = fa.emin - d
+        if e >= lo_p:
+            b.add({0: b.product(e, 1)})
+            b.add({0: b.product(e, -1)})
+    for u in (1, 3, (1 << fa.frac_bits) - 1):
+        b.add({}, u * 2.0 ** (fa.emin - fa.frac_bits))
+        b.add({}, -u * 2.0 ** (fa.emin - fa.frac_bits))
+    e = fa.emin + 1
+    if e - 1 >= lo_p:
+        b.add({0: b.product(e, 1), 1: b.product(e - 1, -1, 2.0 - 2.0 ** -fi.frac_bits)})
+    pool = inf.run(b.pool("subnormal outputs"))
+    if pool is not None:
+        inf.eliminate(pool, ["subnormal_outputs"])
+
+
+def stage_floor(inf: DatapathInference) -> None:
+    """The lowest alignment grid: a tiny product B = 2**e (a subnormal result) and y = -2**(e-j)
+    in one group. y survives truncation - pulling the truncated subnormal sum down one unit -
+    only while e - j is on the grid max(e - F, floor); scanning e and j reads the floor."""
+    f = inf.value("align_frac_bits")
+    where = one_group(inf, 2)
+    if f is None or not inf.value("subnormal_outputs") or where is None:
+        inf.notes.append("floor: needs a finite alignment width, subnormal results and two positions in one group")
+        return
+    fa = get_format(inf.acc_fmt)
+    b = inf.builder()
+    lo_p, _ = b.product_exponents
+    i, j = where
+    for e in range(fa.emin - 1, fa.emin - fa.precision, -1):
+        for d in range(1, f + 1):
+            if e - d < lo_p:
+                break
+            for sign in (1, -1):
+                b.add({i: b.product(e, 1), j: b.product(e - d, sign)})
+    pool = inf.run(b.pool("floor"))
+    if pool is None:
+        inf.notes.append("floor: the input format cannot form products below the accumulator's normal range")
+        return
+    _, lowest = pool_span(pool, inf.in_fmt, inf.acc_fmt)
+    inf.eliminate(pool, ["align_floor"], {"align_floor": _floor_classes(lowest)})
+
+
+def stage_zero(inf: DatapathInference) -> None:
+    """The sign of zero: all products -0 with c = -0 (IEEE 754: -0), +0 or -0 c beside -0
+    products, x - x with a -0 c, and a tiny sum flushed or rounded to zero."""
+    fi, fa = get_format(inf.in_fmt), get_format(inf.acc_fmt)
+    b = inf.builder()
+    nz, pz = Builder.code(fi, -0.0), Builder.code(fi, 0.0)
+    one = Builder.code(fi, 1.0)
+    k = inf.k
+    for c in (-0.0, 0.0):
+        b.add_codes(np.full(k, nz), np.full(k, one), Builder.code(fa, c))
+        b.add_codes(np.full(k, pz), np.full(k, one), Builder.code(fa, c))
+        b.add({0: b.product(0, 1), 1: b.product(0, -1)}, c)
+        b.add({0: b.product(0, -1), 1: b.product(0, 1)}, c)
+    pool = inf.run(b.pool("zero sign"))
+    inf.eliminate(pool, ["zero_sign"])
+
+
+STAGES: tuple[Callable[[DatapathInference], None], ...] = (
+    stage_pairs, stage_structure, stage_cancel, stage_c, stage_subnormal_inputs, stage_subnormal_outputs,
+    stage_floor, stage_zero,
+)
+
+
+def infer_datapath(source: VectorSource, in_fmt: str, acc_fmt: str) -> DatapathInference:
+    """Run every stage for one pair; the outcomes hold each parameter's allowed values."""
+    inf = DatapathInference(in_fmt, acc_fmt, source.k(in_fmt, acc_fmt), source)
+    for stage in STAGES:
+        stage(inf)
+    if inf.allowed("c_entry") == ["first_group"]:
+        collapse_chained_structures(inf)
+    return inf
+
+
+def collapse_chained_structures(inf: DatapathInference) -> None:
+    """With c in the first group, a step boundary acts exactly like a group boundary (the next
+    step's first group takes the running result as one more aligned term, as any later group
+    does), so structures with the same sequence of groups compute alike: keep one of each, the
+    one with the fewest ways (then the shortest step)."""
+    classes: dict[tuple, tuple[int, int, int]] = {}
+    for s in sorted(inf.allowed(STRUCTURE), key=lambda s: (s[1], s[0], s[2])):
+        classes.setdefault(tuple(map(tuple, groups_of(inf.k, s))), s)
+    kept = set(classes.values())
+    inf.outcomes[STRUCTURE].allowed = [s for s in inf.allowed(STRUCTURE) if s in kept]
+
+
+# ----------------------------------------------------------------------------- filling open parameters
+
+#: Input formats from the widest exponent range to the narrowest: a donor is taken in this order.
+RANGE_ORDER = ("tf32", "bf16", "f16", "e5m2", "e4m3", "e3m2", "e2m3", "e2m1")
+
+
+def _neutral(inf: DatapathInference, p: str):
+    allowed = inf.allowed(p)
+    if p == STRUCTURE:
+        return (inf.k, 1, 1) if (inf.k, 1, 1) in allowed else allowed[0]
+    return NEUTRAL[p] if NEUTRAL[p] in allowed else allowed[0]
+
+
+def choose_one(inferences: dict[tuple[str, str], DatapathInference], pair: tuple[str, str]) -> dict[str, Any]:
+    """One value per parameter of a datapath: the settled value; for an open one, the value a
+    datapath of the same instruction kind and accumulator settled (widest input range first) when
+    this datapath allows it, else the neutral value. The choice must reproduce every directed
+    vector of the datapath; where the donors' values do not, the neutral values are tried."""
+    in_fmt, acc_fmt = pair
+    inf = inferences[pair]
+    donors = [inferences[(f, acc_fmt)] for f in RANGE_ORDER
+              if f != in_fmt and (f, acc_fmt) in inferences and KIND.get(f) == KIND.get(in_fmt)]
+    picks: dict[str, Any] = {}
+    by: dict[str, str] = {}
+    for p in SEARCHED:
+        if inf.settled(p):
+            picks[p], by[p] = inf.value(p), "determined"
+            continue
+        donor = next((d for d in donors if d.settled(p) and d.value(p) in inf.allowed(p)), None)
+        if donor is not None:
+            picks[p], by[p] = donor.value(p), f"donor {donor.in_fmt}->{donor.acc_fmt}"
+        else:
+            picks[p], by[p] = _neutral(inf, p), "neutral"
+    if not _reproduces(inf, picks):
+        picks = {p: inf.value(p) if inf.settled(p) else _neutral(inf, p) for p in SEARCHED}
+        by = {p: "determined" if inf.settled(p) else "neutral" for p in SEARCHED}
+        if not _reproduces(inf, picks):
+            raise Inconsistent(f"{in_fmt} -> {acc_fmt}: no choice among the allowed values reproduces every "
+                               "directed vector (parameters interact beyond what the stages separate)")
+    for p in SEARCHED:
+        inf.outcomes[p].chosen_by = by[p]
+    return picks
+
+
+def _reproduces(inf: DatapathInference, values: dict) -> bool:
+    return all(np.array_equal(inf.predict(values, pool), pool.observed) for pool in inf.pools)
+
+
+# ----------------------------------------------------------------------------- provenance and reports
+
+
+def describe_allowed(p: str, allowed: list, k: int) -> str:
+    """The allowed values of a parameter in words, ranges folded."""
+    if p == STRUCTURE:
+        shown = [f"k_step {s} x {w} way(s) stride {t}" for s, w, t in allowed[:4]]
+        return "; ".join(shown) + (f" and {len(allowed) - 4} more" if len(allowed) > 4 else "")
+    ints = sorted(v for v in allowed if isinstance(v, int) and not isinstance(v, bool))
+    others = [v for v in allowed if not (isinstance(v, int) and not isinstance(v, bool))]
+    parts = []
+    run: list[int] = []
+    for v in ints + [None]:
+        if run and (v is None or v != run[-1] + 1):
+            parts.append(str(run[0]) if len(run) == 1 else f"{run[0]}..{run[-1]}")
+            run = []
+        if v is not None:
+            run.append(v)
+    none_word = {"align_frac_bits": "exact alignment", "group_precision": "the accumulator's precision",
+                 "align_floor": "no floor"}.get(p, "none")
+    parts += [none_word if v is None else str(v) for v in others]
+    return ", ".join(parts)
+
+
+def _provenance(inf: DatapathInference, p: str, source: VectorSource) -> str:
+    o = inf.outcomes[p]
+    if o.chosen_by == "determined":
+        where = f"stage '{o.stage}', {o.vectors} directed vectors" if o.stage else "no stage"
+        return f"inferred from {source.name} ({where}): the only value that reproduces the source"
+    open_ = f"open on {inf.in_fmt}->{inf.acc_fmt} (the directed vectors allow {describe_allowed(p, o.allowed, inf.k)})"
+    if o.chosen_by.startswith("donor"):
+        return f"{open_}; taken from {o.chosen_by[6:]}, the same instruction kind and accumulator, which settled it"
+    return f"{open_}; neutral value chosen"
+
+
+def _split_provenance(inf: DatapathInference, source: VectorSource, values: dict) -> dict[str, str]:
+    struct = _provenance(inf, STRUCTURE, source)
+    step, ways, _ = values[STRUCTURE]
+    k_note = struct
+    if step == inf.k:
+        k_note = (f"{struct}; no step boundary within one instruction (K = {inf.k})" if source.k_is_instruction()
+                  else f"{struct}; no step boundary up to K = {inf.k}: one step (None)")
+    return {"k_step": k_note, "split_ways": struct,
+            "split_stride": struct if ways > 1 else f"{struct}; unused with split_ways=1"}
+
+
+def build_datapath(inf: DatapathInference, values: dict, source: VectorSource) -> Datapath:
+    """The inferred Datapath with per-parameter provenance (K itself read as "one step" when the
+    source's K is free)."""
+    step, ways, stride = values[STRUCTURE]
+    provenance = {"instruction": f"the source's instruction ({source.name})",
+                  **_split_provenance(inf, source, values),
+                  **{p: _provenance(inf, p, source) for p in SEARCHED if p != STRUCTURE}}
+    if values["c_entry"] == "first_group":
+        provenance["final_rounding"] += "; unused with c_entry=first_group"
+    if step == inf.k and not source.k_is_instruction():
+        step = None
+    return Datapath(instruction=source.instruction(inf.in_fmt, inf.acc_fmt), k_step=step, split_ways=ways,
+                    split_stride=stride, **{p: values[p] for p in SEARCHED if p != STRUCTURE}, provenance=provenance)
+
+
+def outcome_report(inf: DatapathInference) -> dict:
+    """JSON-able evidence for one datapath."""
+    out = {}
+    for p, o in inf.outcomes.items():
+        allowed = [list(v) if isinstance(v, tuple) else v for v in o.allowed]
+        out[p] = {"allowed": describe_allowed(p, o.allowed, inf.k), "values": allowed if len(allowed) <= 8 else None,
+                  "stage": o.stage, "vectors": o.vectors, "chosen_by": o.chosen_by}
+    return {"k": inf.k, "parameters": out, "notes": inf.notes,
+            "directed_vectors": sum(len(pool) for pool in inf.pools)}
+
+
+# ----------------------------------------------------------------------------- checks beyond the parameters
+
+
+def confirm(source: VectorSource, dp: Datapath, in_fmt: str, acc_fmt: str, k: int, n: int, seed: int) -> dict:
+    """Discriminating vectors of every family through the source and the inferred datapath."""
+    if n <= 0:
+        return {"vectors": 0}
+    a, b, c, labels = mix(in_fmt, acc_fmt, k, n, np.random.default_rng(seed))
+    got = _unsigned(source.evaluate(in_fmt, acc_fmt, a, b, c))
+    want = _unsigned(inner_product(a, b, c, in_fmt, acc_fmt, _as_profile(dp, in_fmt, acc_fmt)))
+    bad = got != want
+    return {"vectors": int(n), "mismatches": int(bad.sum()),
+            "mismatches_per_family": {FAMILIES[f]: int(v) for f, v in enumerate(np.bincount(labels[bad], minlength=len(FAMILIES))) if v}}
+
+
+def block_scale_check(source: VectorSource, dp: Datapath, in_fmt: str, acc_fmt: str, k: int, scaling: Scaling,
+                      n: int, seed: int) -> dict:
+    """The model's block-scale rule (each scale multiplies its block's products exactly before
+    alignment) against the source, on random and on block-separating vectors: a product far above
+    a cancelled block in another block, scales apart by 2^+-20."""
+    if k % scaling.block:
+        return {"scale_fmt": scaling.scale_fmt, "block": scaling.block, "skipped": f"K = {k} is not whole blocks"}
+    rng = np.random.default_rng(seed)
+    blocks = k // scaling.block
+    a, b, c, _ = mix(in_fmt, acc_fmt, k, n, rng, families=("random_finite", "cancellation", "alignment"))
+    sfmt = get_format(scaling.scale_fmt)
+    if scaling.scale_fmt == "ue8m0":
+        sa = rng.integers(127 - 20, 127 + 20, (n, blocks)).astype(np.uint8)
+        sb = rng.integers(127 - 20, 127 + 20, (n, blocks)).astype(np.uint8)
+    else:  # ue4m3: positive normal codes
+        sa = rng.integers(0x08, 0x78, (n, blocks)).astype(np.uint8)
+        sb = rng.integers(0x08, 0x78, (n, blocks)).astype(np.uint8)
+    got = _unsigned(source.evaluate(in_fmt, acc_fmt, a, b, c, a_scale=sa, b_scale=sb, scale_fmt=sfmt.name))
+    want = _unsigned(inner_product(a, b, c, in_fmt, acc_fmt, _as_profile(dp, in_fmt, acc_fmt), a_scale=sa,
+                                   b_scale=sb, scale_fmt=sfmt.name))
+    return {"scale_fmt": scaling.scale_fmt, "block": scaling.block, "vectors": n,
+            "mismatches": int((got != want).sum())}
+
+
+def infer_int_overflow(source: VectorSource) -> tuple[str, str, dict]:
+    """Wrap or saturate for s32 overflow without .satfinite: the largest products of one sign
+    with c a little inside the int32 limit push the exact sum a little past it."""
+    pairs = [p for p in source.pairs() if p[1] == "s32"]
+    if not pairs:
+        return "wrap", "not inferred: the source runs no integer kind; wrap (PTX mma without .satfinite) assumed", {}
+    in_fmt, acc_fmt = pairs[0]
+    k = source.k(in_fmt, acc_fmt)
+    hi = 127 if in_fmt == "s8" else 255
+    prod = hi * hi * k
+    a = np.full((4, k), hi, dtype=np.int64)
+    c = np.array([(1 << 31) - 1 - prod + 5, (1 << 31) - 1 - prod, -(1 << 31) + prod - 5, 7], dtype=np.int64)
+    a[2:3] = -hi if in_fmt == "s8" else a[2:3]
+    a[3] = 1
+    a_codes = a.astype(storage_dtype(get_format(in_fmt)))
+    got = source.evaluate(in_fmt, acc_fmt, a_codes, np.full((4, k), hi).astype(a_codes.dtype),
+                          c.astype(np.int64).astype(np.int32), saturate=None).astype(np.int64)
+    exact = (a * hi).sum(axis=1) + c
+    wrap = ((exact + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
+    sat = np.clip(exact, -(1 << 31), (1 << 31) - 1)
+    evidence = {"format": f"{in_fmt}->{acc_fmt}", "exact": exact.tolist(), "observed": got.tolist()}
+    if np.array_equal(got, wrap):
+        return "wrap", f"inferred from {source.name}: int32 overflow wraps (4 directed vectors, {in_fmt})", evidence
+    if np.array_equal(got, sat):
+        return "saturate", f"inferred from {source.name}: int32 overflow saturates (4 directed vectors, {in_fmt})", evidence
+    raise Inconsistent(f"{in_fmt} -> s32: overflow neither wraps nor saturates: {evidence}")
+
+
+# ----------------------------------------------------------------------------- whole profiles
+
+
+@dataclass
+class ProfileInference:
+    """A profile inferred from a source and the evidence behind it (`report()` for JSON)."""
+
+    profile: Profile
+    inferences: dict[tuple[str, str], DatapathInference]
+    checks: dict
+    errors: dict[str, str]
+
+    def report(self) -> dict:
+        out = self.profile.as_dict()
+        out["inference"] = {
+            "datapaths": {f"{i}->{a}": outcome_report(inf) for (i, a), inf in self.inferences.items()},
+            "checks": self.checks,
+            "errors": self.errors,
+        }
+        return out
+
+
+def infer_profile(source: VectorSource, name: str | None = None, *, formats: Iterable[str] | None = None,
+                  confirm_vectors: int = CONFIRM_VECTORS, seed: int = 0, command: str = "",
+                  log: Callable[[str], None] | None = None) -> ProfileInference:
+    """Infer every datapath `source` runs (or those whose input format is in `formats`), fill the
+    open parameters, check the rest of the model's behaviour, and assemble a Profile."""
+    wanted = set(formats) if formats is not None else None
+    pairs = [p for p in source.pairs() if p[1] != "s32" and (wanted is None or p[0] in wanted)]
+    inferences, errors = {}, {}
+    for pair in pairs:
+        if log:
+            log(f"inferring {pair[0]} -> {pair[1]}")
+        try:
+            inferences[pair] = infer_datapath(source, *pair)
+        except Inconsistent as e:
+            errors[f"{pair[0]}->{pair[1]}"] = str(e)
+    chosen = {}
+    for pair in list(inferences):
+        try:
+            chosen[pair] = choose_one(inferences, pair)
+        except Inconsistent as e:
+            errors[f"{pair[0]}->{pair[1]}"] = str(e)
+            del inferences[pair]
+    datapaths = {pair: build_datapath(inferences[pair], values, source) for pair, values in chosen.items()}
+    checks: dict[str, Any] = {}
+    for (in_fmt, acc_fmt), dp in datapaths.items():
+        key = f"{in_fmt}->{acc_fmt}"
+        k = inferences[(in_fmt, acc_fmt)].k
+        checks[key] = {"confirmation": confirm(source, dp, in_fmt, acc_fmt, k, confirm_vectors, seed)}
+        scalings = [block_scale_check(source, dp, in_fmt, acc_fmt, k, s, 1024, seed) for s in source.scalings(in_fmt)]
+        if scalings:
+            checks[key]["block_scales"] = scalings
+    overflow, overflow_provenance, evidence = "wrap", "", {}
+    if wanted is None or wanted & {"s8", "u8"}:
+        try:
+            overflow, overflow_provenance, evidence = infer_int_overflow(source)
+        except Inconsistent as e:
+            errors["s32"] = str(e)
+    if evidence:
+        checks["int_overflow"] = evidence
+    provenance = {**source.provenance(), "tool": "tcgen05-conformance numerics infer"}
+    if command:
+        provenance["command"] = command
+    profile = Profile(name=name or f"{source.name} (inferred)",
+                      description=f"inferred by directed feature tests from {source.name}",
+                      datapaths=datapaths, int_overflow=overflow,
+                      int_overflow_provenance=overflow_provenance or "not inferred (no integer kind asked for); wrap assumed",
+                      unsupported=source.unsupported(), provenance=provenance)
+    return ProfileInference(profile, inferences, checks, errors)

@@ -1,0 +1,311 @@
+"""Vector sources for `numerics infer`: whatever turns chosen inner products into results.
+
+A *vector source* evaluates batches of inner products ``d = sum_k a_k b_k + c`` (raw codes in,
+raw accumulator codes out) for one instruction family and says which (input, accumulator)
+format pairs it runs, with what K. `numerics infer` sends it directed feature tests and reads
+the datapath off the answers. Implementations:
+
+* `ModelSource` - a profile of the numeric model (`oracles.numerics`), for testing the inference:
+  inferred from `sm_90a`, the profile must come back;
+* `GpuSource` - silicon through the Hopper inner-product harness (`mma.sync` or `wgmma` batches,
+  `conformance.tools.numerics_measure`);
+* `SimulatorSource` - a third-party numeric simulator speaking the line protocol of
+  docs/numerics.md ("Numeric simulators");
+* `RecordedVectors` is not a source that evaluates: the recorded folders hold fixed vectors, so
+  `numerics infer` searches every datapath consistent with them instead (`infer_recorded`).
+
+A backend can become a source by implementing `VectorSource` (the probe command of issue 18 is
+meant to hand `numerics infer` its backend this way).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Protocol
+
+import numpy as np
+
+from conformance.core.formats import get_format, storage_dtype
+from oracles.numerics import inner_product
+from oracles.numerics.profiles import Profile, get_profile
+
+#: Every (input, accumulator) pair the numeric model knows, floating point then integer.
+FLOAT_PAIRS = (
+    ("f16", "f32"), ("f16", "f16"), ("bf16", "f32"), ("tf32", "f32"),
+    *((f, acc) for f in ("e4m3", "e5m2", "e3m2", "e2m3", "e2m1") for acc in ("f32", "f16")),
+)
+INT_PAIRS = (("s8", "s32"), ("u8", "s32"))
+
+
+@dataclass(frozen=True)
+class Scaling:
+    """Block scaling a source can run for an input format: scale format and elements per block."""
+
+    scale_fmt: str
+    block: int
+
+
+class VectorSource(Protocol):
+    """What `numerics infer` needs from a source of inner-product results."""
+
+    name: str  # how reports name it, e.g. "model:sm_90a", "gpu:wgmma"
+
+    def provenance(self) -> dict[str, str]:
+        """Where the results come from: source, GPU, driver, ... (strings)."""
+
+    def pairs(self) -> tuple[tuple[str, str], ...]:
+        """The (input, accumulator) format pairs it evaluates."""
+
+    def unsupported(self) -> dict[str, str]:
+        """Input formats it cannot run at all, with the reason."""
+
+    def k(self, in_fmt: str, acc_fmt: str) -> int:
+        """Products per inner product it evaluates for this pair."""
+
+    def k_is_instruction(self) -> bool:
+        """True when K is one instruction's (silicon, simulators): a fused group cannot be seen
+        to span more; False for the model, whose K is free."""
+
+    def instruction(self, in_fmt: str, acc_fmt: str) -> str:
+        """The instruction that computes this pair (goes into the datapath's `instruction`)."""
+
+    def scalings(self, in_fmt: str) -> tuple[Scaling, ...]:
+        """The block scalings it runs with this input format (none: unscaled only)."""
+
+    def evaluate(self, in_fmt: str, acc_fmt: str, a: np.ndarray, b: np.ndarray, c: np.ndarray, *,
+                 a_scale: np.ndarray | None = None, b_scale: np.ndarray | None = None, scale_fmt: str = "ue8m0",
+                 saturate: bool | None = None) -> np.ndarray:
+        """Raw accumulator codes of a batch: a, b (n, K) raw input codes, c (n,) raw accumulator codes."""
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _machine() -> str:
+    return f"{platform.node()} ({platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()})"
+
+
+#: K of one dense tcgen05.mma per input format (PTX ISA Table 39: kind::f16 16, kind::tf32 8,
+#: kind::f8f6f4 and kind::i8 32).
+INSTRUCTION_K = {"f16": 16, "bf16": 16, "tf32": 8, "e4m3": 32, "e5m2": 32, "e3m2": 32, "e2m3": 32, "e2m1": 32,
+                 "s8": 32, "u8": 32}
+
+
+class ModelSource:
+    """The numeric model under a profile: every pair the profile has a datapath for. Its K is
+    free; it evaluates two instructions' worth (`INSTRUCTION_K` x `instructions`), so a fused
+    group or step as long as one instruction shows its boundary."""
+
+    def __init__(self, profile: str | Profile, instructions: int = 2):
+        self.profile = get_profile(profile)
+        self.spec = profile if isinstance(profile, str) else self.profile.name
+        self.name = f"model:{self.spec}"
+        self._instructions = instructions
+
+    def provenance(self) -> dict[str, str]:
+        return {"source": self.name, "machine": _machine(), "date": _now(),
+                "driver": f"the numeric model (oracles.numerics) under profile {self.profile.name}, "
+                          f"K = {self._instructions} instructions' K"}
+
+    def pairs(self) -> tuple[tuple[str, str], ...]:
+        out = []
+        for pair in FLOAT_PAIRS:
+            try:
+                self.profile.datapath(*pair)
+            except ValueError:
+                continue
+            out.append(pair)
+        return (*out, *INT_PAIRS)
+
+    def unsupported(self) -> dict[str, str]:
+        return dict(self.profile.unsupported)
+
+    def k(self, in_fmt: str, acc_fmt: str) -> int:
+        return INSTRUCTION_K[in_fmt] * self._instructions
+
+    def k_is_instruction(self) -> bool:
+        return False
+
+    def instruction(self, in_fmt: str, acc_fmt: str) -> str:
+        return f"numeric model, profile {self.profile.name}"
+
+    def scalings(self, in_fmt: str) -> tuple[Scaling, ...]:
+        if in_fmt in ("e4m3", "e5m2", "e3m2", "e2m3", "e2m1"):  # the model scales any narrow float format
+            return (Scaling("ue8m0", 32), Scaling("ue4m3", 16))
+        return ()
+
+    def evaluate(self, in_fmt, acc_fmt, a, b, c, *, a_scale=None, b_scale=None, scale_fmt="ue8m0", saturate=None):
+        return inner_product(a, b, c, in_fmt, acc_fmt, self.profile, a_scale=a_scale, b_scale=b_scale,
+                             scale_fmt=scale_fmt, saturate=saturate)
+
+
+class GpuSource:
+    """Hopper silicon through the inner-product harness of `conformance.tools.numerics_measure`:
+    each inner product sits on the diagonal of one `mma.sync` or `wgmma` tile (D[m, m] = A[m] .
+    B[m] + C[m, m]), the other elements are ignored. K is the instruction's."""
+
+    def __init__(self, family: str):
+        from conformance.tools import numerics_measure as measure
+
+        if family not in ("mma.sync", "wgmma"):
+            raise ValueError(f"gpu source family {family!r}: the Hopper harness runs mma.sync and wgmma")
+        self.family = family
+        self.name = f"gpu:{family}"
+        self._measure = measure
+        self._combinations = {(c.in_fmt, c.acc): c for c in measure.COMBINATIONS
+                              if c.family == family and not c.satfinite}
+        self._satfinite = {(c.in_fmt, c.acc): c for c in measure.COMBINATIONS if c.family == family and c.satfinite}
+        self._runner = measure.VectorRunner()
+
+    def provenance(self) -> dict[str, str]:
+        gpu = self._runner.describe()
+        return {"source": self.name, "gpu": gpu["gpu"], "arch": gpu["arch"], "driver": gpu["driver"],
+                "machine": _machine(), "date": _now()}
+
+    def pairs(self) -> tuple[tuple[str, str], ...]:
+        return tuple(self._combinations)
+
+    def unsupported(self) -> dict[str, str]:
+        return {f: "Hopper has no fp6/fp4 tensor-core inputs (PTX ISA: .e2m3/.e3m2/.e2m1 need sm_100a+)"
+                for f in ("e2m3", "e3m2", "e2m1")}
+
+    def k(self, in_fmt: str, acc_fmt: str) -> int:
+        return self._combinations[(in_fmt, acc_fmt)].k
+
+    def k_is_instruction(self) -> bool:
+        return True
+
+    def instruction(self, in_fmt: str, acc_fmt: str) -> str:
+        c = self._combinations[(in_fmt, acc_fmt)]
+        return f"{c.family} m{c.tile[0]}n{c.tile[1]}k{c.k} (inferred on silicon)"
+
+    def scalings(self, in_fmt: str) -> tuple[Scaling, ...]:
+        return ()
+
+    def evaluate(self, in_fmt, acc_fmt, a, b, c, *, a_scale=None, b_scale=None, scale_fmt="ue8m0", saturate=None):
+        if a_scale is not None:
+            raise ValueError(f"{self.name} runs no block scaling")
+        table = self._satfinite if saturate else self._combinations
+        return self._runner.run(table[(in_fmt, acc_fmt)], a, b, c)
+
+
+class SimulatorError(RuntimeError):
+    """The simulator broke the line protocol or stopped; the message is one line."""
+
+
+PROTOCOL = "tcgen05-conformance-numerics 1"
+
+
+class SimulatorSource:
+    """A numeric simulator over the line protocol (docs/numerics.md, "Numeric simulators"): the
+    command is started once, greeted, asked which pairs it runs, then sent one request line per
+    inner product and read one reply line per request."""
+
+    def __init__(self, command: str, k: int = 32, timeout_s: float = 600.0):
+        self.command = command
+        self.name = f"sim:{command}"
+        self._k = k
+        self._timeout = timeout_s
+        self._child = subprocess.Popen(shlex.split(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       text=True, bufsize=1)
+        self._send(f"hello {PROTOCOL}")
+        greeting = self._read()
+        if not greeting.startswith("ok "):
+            raise SimulatorError(f"{command}: expected 'ok NAME' after hello, got {greeting[:80]!r}")
+        self.simulator = greeting[3:].strip()
+        self._send("pairs")
+        reply = self._read().split()
+        if not reply or reply[0] != "pairs":
+            raise SimulatorError(f"{command}: expected 'pairs IN->ACC ...', got {' '.join(reply)[:80]!r}")
+        self._pairs = tuple(tuple(p.split("->")) for p in reply[1:])
+
+    def _send(self, line: str) -> None:
+        try:
+            self._child.stdin.write(line + "\n")
+        except (BrokenPipeError, OSError):
+            raise SimulatorError(f"{self.command}: the simulator exited ({self._child.poll()})") from None
+
+    def _read(self) -> str:
+        self._child.stdin.flush()
+        line = self._child.stdout.readline()
+        if not line:
+            raise SimulatorError(f"{self.command}: the simulator exited without replying ({self._child.poll()})")
+        return line.strip()
+
+    def close(self) -> None:
+        if self._child.poll() is None:
+            self._child.stdin.close()
+            try:
+                self._child.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._child.kill()
+                self._child.wait()
+
+    def provenance(self) -> dict[str, str]:
+        return {"source": self.name, "simulator": self.simulator, "machine": _machine(), "date": _now(),
+                "driver": f"line protocol '{PROTOCOL}'"}
+
+    def pairs(self) -> tuple[tuple[str, str], ...]:
+        return self._pairs
+
+    def unsupported(self) -> dict[str, str]:
+        return {}
+
+    def k(self, in_fmt: str, acc_fmt: str) -> int:
+        return self._k
+
+    def k_is_instruction(self) -> bool:
+        return True
+
+    def instruction(self, in_fmt: str, acc_fmt: str) -> str:
+        return f"simulator {self.simulator}"
+
+    def scalings(self, in_fmt: str) -> tuple[Scaling, ...]:
+        return ()
+
+    def evaluate(self, in_fmt, acc_fmt, a, b, c, *, a_scale=None, b_scale=None, scale_fmt="ue8m0", saturate=None):
+        if a_scale is not None:
+            raise ValueError(f"{self.name}: the line protocol carries no block scales")
+        return simulate(self._send, self._read, in_fmt, acc_fmt, a, b, c)
+
+
+def request_line(in_fmt: str, acc_fmt: str, a_row: np.ndarray, b_row: np.ndarray, c_code: int) -> str:
+    """One request: `ip IN ACC A B C` with A, B comma-separated hex codes and C a hex code."""
+    hexes = lambda row: ",".join(f"{int(x):x}" for x in row)  # noqa: E731
+    return f"ip {in_fmt} {acc_fmt} {hexes(a_row)} {hexes(b_row)} {int(c_code):x}"
+
+
+def simulate(send, read, in_fmt: str, acc_fmt: str, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """Results of a batch over the line protocol (requests sent in blocks so pipes never fill)."""
+    dtype = storage_dtype(get_format(acc_fmt))
+    unsigned = np.dtype(dtype.str.replace("i", "u"))
+    a = np.asarray(a).astype(storage_dtype(get_format(in_fmt)).str.replace("i", "u"))
+    b = np.asarray(b).astype(a.dtype)
+    c = np.asarray(c).astype(unsigned) if np.asarray(c).dtype.kind == "u" else np.asarray(c).astype(dtype).view(unsigned)
+    out = np.empty(len(c), dtype=unsigned)
+    block = 256
+    for lo in range(0, len(c), block):
+        hi = min(lo + block, len(c))
+        for i in range(lo, hi):
+            send(request_line(in_fmt, acc_fmt, a[i], b[i], c[i]))
+        for i in range(lo, hi):
+            reply = read().split()
+            if len(reply) != 2 or reply[0] != "d":
+                raise SimulatorError(f"request {i + 1}: expected 'd HEX', got {' '.join(reply)[:80]!r}")
+            try:
+                out[i] = int(reply[1], 16)
+            except ValueError:
+                raise SimulatorError(f"request {i + 1}: {reply[1][:20]!r} is not a hexadecimal code") from None
+    return out.view(dtype)
+
+
+def command_line(argv: list[str] | None = None) -> str:
+    """The command line a report records."""
+    return " ".join(["tcgen05-conformance", *(argv if argv is not None else sys.argv[1:])])
