@@ -280,7 +280,7 @@ class DatapathInference:
         self.outcomes = {
             STRUCTURE: Outcome(sorted(structures(self.k), key=lambda s: (s != (self.k, 1, 1), s))),
             "align_frac_bits": Outcome([None, *range(F_MAX + 1)]),
-            "group_precision": Outcome([None, *range(1, fa.precision)]),
+            "group_precision": Outcome([None, *range(2, fa.precision)]),
             "group_rounding": Outcome(["rne", "rz"]),
             "c_entry": Outcome(["first_group", "final_add"]),
             "final_rounding": Outcome(["rne", "rz"]),
@@ -307,7 +307,8 @@ class DatapathInference:
         return self.allowed(p)[0]
 
     def settled(self, p: str) -> bool:
-        return len(self.allowed(p)) == 1
+        """One value left, from this datapath's own vectors (not a donor's)."""
+        return len(self.allowed(p)) == 1 and self.outcomes[p].chosen_by == "determined"
 
     def builder(self) -> Builder:
         return Builder(self.in_fmt, self.acc_fmt, self.k)
@@ -334,46 +335,48 @@ class DatapathInference:
         return _unsigned(inner_product(pool.a[rows], pool.b[rows], pool.c[rows], self.in_fmt, self.acc_fmt,
                                        _as_profile(dp, self.in_fmt, self.acc_fmt)))
 
-    def eliminate(self, pool: Pool, params: Iterable[str], classes: dict[str, Callable[[Any], Any]] | None = None) -> None:
-        """Keep the values of `params` (searched jointly; the others at their current first
-        value, which the pool's construction makes irrelevant) under which the model reproduces
-        the source on every vector of the pool. `classes` maps a parameter's values to a key
-        equal for values that act alike on this pool: one representative per class is tried."""
-        params = list(params)
+    def eliminate(self, pool: Pool, params: Iterable[str], *, depends: Iterable[str] = (),
+                  classes: dict[str, Callable[[Any], Any]] | None = None,
+                  view: Callable[[np.ndarray], np.ndarray] | None = None) -> None:
+        """Keep the values of `params` under which the model reproduces the source on every
+        vector of the pool. Searched jointly with them: the parameters of `depends` not settled
+        yet (the pool's results may depend on them); every other parameter sits at its first
+        allowed value, which the pool's construction makes irrelevant. `classes` maps a
+        parameter's values to a key equal for values that act alike on this pool (one
+        representative per class is tried); `view` compares only a function of the results (a
+        stage whose vectors decide only *whether* a result equals a value)."""
+        search = list(params) + [d for d in depends if d not in params and len(self.allowed(d)) > 1]
         classes = classes or {}
         reps = []
-        for p in params:
+        for p in search:
             key = classes.get(p, lambda v: v)
             groups: dict[Any, list] = {}
             for v in self.allowed(p):
                 groups.setdefault(key(v), []).append(v)
             reps.append(list(groups.values()))
+        see = view or (lambda x: x)
         base = {q: self.value(q) for q in SEARCHED}
         early = slice(0, min(EARLY_ROWS, len(pool)))
-        keep: list[set] = [set() for _ in params]
+        observed_early, observed = see(pool.observed[early]), see(pool.observed)
+        keep: list[set] = [set() for _ in search]
         for combo in itertools.product(*reps):
-            values = {**base, **{p: members[0] for p, members in zip(params, combo)}}
-            try:
-                datapath(values)
-            except ValueError:
+            values = {**base, **{p: members[0] for p, members in zip(search, combo)}}
+            if not np.array_equal(see(self.predict(values, pool, early)), observed_early):
                 continue
-            if not np.array_equal(self.predict(values, pool, early), pool.observed[early]):
-                continue
-            if not np.array_equal(self.predict(values, pool), pool.observed):
+            if not np.array_equal(see(self.predict(values, pool)), observed):
                 continue
             for i, members in enumerate(combo):
                 keep[i].update(_hashable(m) for m in members)
-        for p, kept in zip(params, keep):
-            before = self.allowed(p)
-            after = [v for v in before if _hashable(v) in kept]
+        for p, kept in zip(search, keep):
             outcome = self.outcomes[p]
-            if after != before or not outcome.stage:
-                outcome.stage = outcome.stage or pool.stage
+            after = [v for v in outcome.allowed if _hashable(v) in kept]
+            if after != outcome.allowed:
+                outcome.stage = f"{outcome.stage}, {pool.stage}" if outcome.stage else pool.stage
                 outcome.vectors += len(pool)
             outcome.allowed = after
-        empty = [p for p in params if not self.allowed(p)]
+        empty = [p for p in search if not self.allowed(p)]
         if empty:
-            raise Inconsistent(f"{self.in_fmt} -> {self.acc_fmt}: no value of {', '.join(empty)} reproduces the "
+            raise Inconsistent(f"{self.in_fmt} -> {self.acc_fmt}: no value of {', '.join(search)} reproduces the "
                                f"{len(pool)} vectors of stage '{pool.stage}' (the source is outside the model's "
                                "parameter space, or an earlier stage settled a parameter wrongly)")
 
@@ -391,6 +394,12 @@ def _f_classes(span: int) -> Callable[[Any], Any]:
     return lambda f: "wide" if f is None or f >= span else f
 
 
+def _f_cut(m: int) -> Callable[[Any], Any]:
+    """On a pool whose only term below the top is one power of two m binades down, every width
+    below m cuts it and every other keeps it: two classes."""
+    return lambda f: "keeps" if f is None or f >= m else "cuts"
+
+
 def _floor_classes(lowest_bit: int) -> Callable[[Any], Any]:
     """Floors at or below a pool's lowest bit cut nothing: they act like no floor."""
     return lambda fl: "none" if fl is None or fl <= lowest_bit else fl
@@ -400,11 +409,10 @@ def _floor_classes(lowest_bit: int) -> Callable[[Any], Any]:
 
 
 def home_exponent(inf: DatapathInference, span: int) -> tuple[int, int]:
-    """(E, M): an exponent for the largest term and how far below it terms may go, so that
-    results stay normal in the accumulator, every term is a product of normal inputs, and no
-    grid goes below `grid_low`."""
-    b = inf.builder()
-    lo_p, hi_p = b.product_exponents
+    """(E, M): an exponent for the largest term and how far below it terms may go (at most
+    `span`), so that every term is a product of normal inputs, results down to 2**(E - M) stay
+    normal in the accumulator, and no grid goes below `grid_low`."""
+    lo_p, hi_p = inf.builder().product_exponents
     fa = get_format(inf.acc_fmt)
     e_hi = min(fa.emax - 3, hi_p - 2)
     e_lo = max(fa.emin + span + 1, inf.grid_low + span, lo_p + span)
@@ -412,34 +420,20 @@ def home_exponent(inf: DatapathInference, span: int) -> tuple[int, int]:
     return e, min(span, e - lo_p, e - inf.grid_low, e - fa.emin - 1)
 
 
-def stage_pairs(inf: DatapathInference) -> None:
-    """Alignment width, group precision and rounding from two products at positions 0 and 1
-    (c = 0): x + y and x - y with y = s 2**-m x for m = 0 .. M. Two terms of one instruction
-    step add alike whether they share a fused group or not (the first group's result is exact
-    and is aligned with the second's terms), so the structure cannot change these results.
-    `x - tiny` shows truncation (RZ keeps x - ulp, RNE returns x), `x + tiny` the rounding
-    point; significands up to (2 - ulp)^2 show carries past the group precision."""
-    fa = get_format(inf.acc_fmt)
-    e, m_max = home_exponent(inf, 2 * fa.precision + 8)
-    b = inf.builder()
-    sig = b.significands
-    big = [(1.0, 1.0), (sig[-1], 1.0), (sig[-1], sig[-1])]
-    for (sa, sb), s1, sign, m in itertools.product(big, sig, (1, -1), range(m_max + 1)):
-        b.add({0: b.product(e, 1, sa, sb), 1: b.product(e - m, sign, s1)})
-    pool = inf.run(b.pool("pairs"))
-    if pool is None:
-        inf.notes.append("pairs: the input format cannot form the pair vectors")
-        return
-    span, _ = pool_span(pool, inf.in_fmt, inf.acc_fmt)
-    inf.eliminate(pool, ["align_frac_bits", "group_precision", "group_rounding"],
-                  {"align_frac_bits": _f_classes(span)})
+#: Parameters that shape every result of the directed vectors (c, where it is nonzero, enters
+#: them too): a stage searches those still unsettled together with its own.
+CORE = (STRUCTURE, "align_frac_bits", "group_precision", "group_rounding")
 
 
 def stage_structure(inf: DatapathInference) -> None:
-    """Which products share a fused group, how groups and steps follow each other (and, across
-    steps, whether c's stage chains them): B at i, -B at j, a tiny y at l. y survives only where
-    no partial sum holding exactly one of +-B meets it, so the result reads the order of the
-    three positions' groups. Anchors i run over the powers of two, j = i + 2^t, l over all K."""
+    """Which products share a fused group and in what order groups and steps are added: B at i,
+    -B at j and y = 2**-m B at l, m = P + 2, c = 0. y comes out unchanged only when no partial
+    sum holding exactly one of +-B meets it (it is then absorbed, or leaves a rounding
+    remainder 2**-p B or so, never y): when its group follows both, or (with a separate
+    addition of c) its step precedes theirs; inside one fused group with both it survives iff
+    the alignment keeps m bits. Whether the result equals y is therefore independent of the
+    group precision and rounding; it is all the stage compares. Anchors i: the powers of two
+    (and one less), j = i + 2^t, l: every position."""
     fa = get_format(inf.acc_fmt)
     m = fa.precision + 2
     e, m_max = home_exponent(inf, m)
@@ -449,7 +443,7 @@ def stage_structure(inf: DatapathInference) -> None:
         return
     k = inf.k
     b = inf.builder()
-    big, neg = b.product(e, 1), b.product(e, -1)
+    big, neg, tiny = b.product(e, 1), b.product(e, -1), b.product(e - m, 1)
     anchors = sorted({0, k - 1, *(2 ** t for t in range(int(math.log2(k)) + 1) if 2 ** t < k),
                       *(2 ** t - 1 for t in range(1, int(math.log2(k)) + 1))})
     for i in anchors:
@@ -458,13 +452,12 @@ def stage_structure(inf: DatapathInference) -> None:
             if j >= k:
                 continue
             for ell in range(k):
-                if ell in (i, j):
-                    continue
-                for sign in (1, -1):
-                    b.add({i: big, j: neg, ell: b.product(e - m, sign)})
+                if ell not in (i, j):
+                    b.add({i: big, j: neg, ell: tiny})
     pool = inf.run(b.pool("structure"))
-    span, _ = pool_span(pool, inf.in_fmt, inf.acc_fmt)
-    inf.eliminate(pool, [STRUCTURE, "c_entry", "align_frac_bits"], {"align_frac_bits": _f_classes(m)})
+    y = Builder.code(fa, 2.0 ** (e - m))
+    inf.eliminate(pool, [STRUCTURE, "c_entry"], depends=["align_frac_bits"],
+                  classes={"align_frac_bits": _f_cut(m)}, view=lambda d: d == y)
 
 
 def one_group(inf: DatapathInference, size: int) -> list[int] | None:
@@ -479,9 +472,32 @@ def one_group(inf: DatapathInference, size: int) -> list[int] | None:
     return None
 
 
+def stage_pairs(inf: DatapathInference) -> None:
+    """Alignment width, group precision and rounding from two products x and y = +-s 2**-m x
+    (m = 0 .. M) in one fused group (the first two positions of the first group; c = 0):
+    `x - tiny` shows truncation (RZ keeps x - ulp, RNE returns x), `x + tiny` the rounding
+    point, significands up to (2 - ulp)^2 carries past the group precision."""
+    fa = get_format(inf.acc_fmt)
+    e, m_max = home_exponent(inf, 2 * fa.precision + 8)
+    where = one_group(inf, 2) or [0, 1]
+    b = inf.builder()
+    sig = b.significands
+    big = [(1.0, 1.0), (sig[-1], 1.0), (sig[-1], sig[-1])]
+    for (sa, sb), s1, sign, m in itertools.product(big, sig, (1, -1), range(m_max + 1)):
+        b.add({where[0]: b.product(e, 1, sa, sb), where[1]: b.product(e - m, sign, s1)})
+    pool = inf.run(b.pool("pairs"))
+    if pool is None:
+        inf.notes.append("pairs: the input format cannot form the pair vectors")
+        return
+    span, _ = pool_span(pool, inf.in_fmt, inf.acc_fmt)
+    inf.eliminate(pool, ["align_frac_bits", "group_precision", "group_rounding"], depends=[STRUCTURE, "c_entry"],
+                  classes={"align_frac_bits": _f_classes(span)})
+
+
 def stage_cancel(inf: DatapathInference) -> None:
     """The alignment width over the input format's whole range: B - B + y in one fused group
-    keeps y = 2**-m B exactly while m <= F, and loses it beyond; one bit whatever the rounding."""
+    keeps y = +-2**-m B exactly while m <= F and loses it beyond - one bit, whatever the
+    rounding and precision; B is the largest power-of-two product, so m reaches furthest."""
     where = one_group(inf, 3)
     if where is None:
         inf.notes.append("cancel: no three positions share a fused group under every allowed structure")
@@ -490,18 +506,42 @@ def stage_cancel(inf: DatapathInference) -> None:
     lo_p, hi_p = b.product_exponents
     fa = get_format(inf.acc_fmt)
     e = hi_p
-    m_max = min(e - lo_p, e - inf.grid_low, F_MAX + 1)
     i, j, ell = where
-    for m in range(m_max + 1):
-        if not fa.emin <= e - m <= fa.emax:  # y itself must be a normal result
-            continue
-        for sign in (1, -1):
-            b.add({i: b.product(e, 1), j: b.product(e, -1), ell: b.product(e - m, sign)})
+    for m in range(min(e - lo_p, e - inf.grid_low, F_MAX + 1) + 1):
+        if fa.emin <= e - m <= fa.emax:  # y itself must be a normal result
+            for sign in (1, -1):
+                b.add({i: b.product(e, 1), j: b.product(e, -1), ell: b.product(e - m, sign)})
     pool = inf.run(b.pool("cancel"))
     if pool is None:
         return
     span, _ = pool_span(pool, inf.in_fmt, inf.acc_fmt)
-    inf.eliminate(pool, ["align_frac_bits"], {"align_frac_bits": _f_classes(span)})
+    inf.eliminate(pool, ["align_frac_bits"], depends=[STRUCTURE], classes={"align_frac_bits": _f_classes(span)})
+
+
+def stage_carry(inf: DatapathInference) -> None:
+    """The group precision where the alignment width hides it from pairs: n equal products x
+    carry log2(n) bits out of the top, and one more product 2**-m x (m <= F, kept by the
+    alignment) widens the sum past p bits: truncated or rounded at the p-th bit."""
+    f = inf.value("align_frac_bits")
+    fa = get_format(inf.acc_fmt)
+    group = next((g for g in groups_of(inf.k, inf.value(STRUCTURE)) if len(g) >= 3), None)
+    if group is None:
+        return
+    e, m_max = home_exponent(inf, fa.precision + 4)
+    b = inf.builder()
+    top = min(f if f is not None else m_max, m_max)
+    for n in sorted({2, 3, len(group) - 1}):
+        if n >= len(group):
+            continue
+        for s0 in (1.0, 1.5):
+            for m in range(max(0, top - 6), top + 1):
+                for sign in (1, -1):
+                    terms = {group[t]: b.product(e, 1, s0) for t in range(n)}
+                    terms[group[n]] = b.product(e - m, sign)
+                    b.add(terms)
+    pool = inf.run(b.pool("carry"))
+    if pool is not None:
+        inf.eliminate(pool, ["group_precision", "group_rounding"], depends=CORE)
 
 
 def stage_c(inf: DatapathInference) -> None:
@@ -531,10 +571,10 @@ def stage_c(inf: DatapathInference) -> None:
                     for sign in (1, -1):
                         b.add(terms, sign * sc * 2.0 ** (e - mc))
             b.add(terms, -s0 * 2.0 ** e)
-            if partner is not None:
-                b.add(terms, -value) if Builder.code(fa, -value) is not None else None
+            if partner is not None and Builder.code(fa, -value) is not None:
+                b.add(terms, -value)
     pool = inf.run(b.pool("c"))
-    inf.eliminate(pool, ["c_entry", "final_rounding"])
+    inf.eliminate(pool, ["c_entry", "final_rounding"], depends=CORE)
 
 
 def stage_subnormal_inputs(inf: DatapathInference) -> None:
@@ -544,19 +584,15 @@ def stage_subnormal_inputs(inf: DatapathInference) -> None:
     fi, fa = get_format(inf.in_fmt), get_format(inf.acc_fmt)
     b = inf.builder()
     units = sorted({1, (1 << fi.frac_bits) - 1, 1 << (fi.frac_bits - 1) if fi.frac_bits > 1 else 1})
-    tiny = [u * 2.0 ** (fi.emin - fi.frac_bits) for u in units]
     lo_acc = fa.emin + 2
-    for t in tiny:
+    for t in (u * 2.0 ** (fi.emin - fi.frac_bits) for u in units):
         for eb in range(fi.emin, fi.emax + 1):
-            if t * 2.0 ** eb < 2.0 ** lo_acc:
-                continue
             a, bb = Builder.code(fi, t), Builder.code(fi, 2.0 ** eb)
-            if a is None or bb is None:
+            if t * 2.0 ** eb < 2.0 ** lo_acc or a is None or bb is None:
                 continue
             b.add({0: (a, bb)})
             b.add({0: (bb, a)})
-            e_other = int(math.floor(math.log2(t))) + eb
-            b.add({0: (a, bb), 1: b.product(e_other + 3, -1)})
+            b.add({0: (a, bb), 1: b.product(int(math.floor(math.log2(t))) + eb + 3, -1)})
             break
     for mc in (1, fa.frac_bits // 2, fa.frac_bits):
         c = mc * 2.0 ** (fa.emin - fa.frac_bits)
@@ -564,7 +600,7 @@ def stage_subnormal_inputs(inf: DatapathInference) -> None:
         b.add({0: b.product(fa.emin + 4, 1)}, -c)
     pool = inf.run(b.pool("subnormal inputs"))
     if pool is not None:
-        inf.eliminate(pool, ["subnormal_inputs"])
+        inf.eliminate(pool, ["subnormal_inputs"], depends=[*CORE, "c_entry", "final_rounding"])
 
 
 def stage_subnormal_outputs(inf: DatapathInference) -> None:
@@ -586,7 +622,8 @@ def stage_subnormal_outputs(inf: DatapathInference) -> None:
         b.add({0: b.product(e, 1), 1: b.product(e - 1, -1, 2.0 - 2.0 ** -fi.frac_bits)})
     pool = inf.run(b.pool("subnormal outputs"))
     if pool is not None:
-        inf.eliminate(pool, ["subnormal_outputs"])
+        inf.eliminate(pool, ["subnormal_outputs"],
+                      depends=[*CORE, "c_entry", "final_rounding", "subnormal_inputs", "zero_sign"])
 
 
 def stage_floor(inf: DatapathInference) -> None:
@@ -613,12 +650,13 @@ def stage_floor(inf: DatapathInference) -> None:
         inf.notes.append("floor: the input format cannot form products below the accumulator's normal range")
         return
     _, lowest = pool_span(pool, inf.in_fmt, inf.acc_fmt)
-    inf.eliminate(pool, ["align_floor"], {"align_floor": _floor_classes(lowest)})
+    inf.eliminate(pool, ["align_floor"], depends=[*CORE, "subnormal_inputs", "subnormal_outputs", "zero_sign"],
+                  classes={"align_floor": _floor_classes(lowest)})
 
 
 def stage_zero(inf: DatapathInference) -> None:
     """The sign of zero: all products -0 with c = -0 (IEEE 754: -0), +0 or -0 c beside -0
-    products, x - x with a -0 c, and a tiny sum flushed or rounded to zero."""
+    products, x - x with a -0 c."""
     fi, fa = get_format(inf.in_fmt), get_format(inf.acc_fmt)
     b = inf.builder()
     nz, pz = Builder.code(fi, -0.0), Builder.code(fi, 0.0)
@@ -630,23 +668,39 @@ def stage_zero(inf: DatapathInference) -> None:
         b.add({0: b.product(0, 1), 1: b.product(0, -1)}, c)
         b.add({0: b.product(0, -1), 1: b.product(0, 1)}, c)
     pool = inf.run(b.pool("zero sign"))
-    inf.eliminate(pool, ["zero_sign"])
+    inf.eliminate(pool, ["zero_sign"], depends=[*CORE, "c_entry"])
 
 
 STAGES: tuple[Callable[[DatapathInference], None], ...] = (
-    stage_pairs, stage_structure, stage_cancel, stage_c, stage_subnormal_inputs, stage_subnormal_outputs,
-    stage_floor, stage_zero,
+    stage_structure, stage_pairs, stage_cancel, stage_carry, stage_c, stage_zero, stage_subnormal_inputs,
+    stage_subnormal_outputs, stage_floor,
 )
 
 
-def infer_datapath(source: VectorSource, in_fmt: str, acc_fmt: str) -> DatapathInference:
-    """Run every stage for one pair; the outcomes hold each parameter's allowed values."""
+def infer_datapath(source: VectorSource, in_fmt: str, acc_fmt: str,
+                   donors: Iterable[DatapathInference] = ()) -> DatapathInference:
+    """Run every stage for one pair; the outcomes hold each parameter's allowed values. When the
+    format's range cannot isolate its fused groups, the structure a donor (same instruction kind
+    and accumulator, `donors` in order of preference) settled is assumed for the later stages,
+    which need positions known to share a group; the report says so."""
     inf = DatapathInference(in_fmt, acc_fmt, source.k(in_fmt, acc_fmt), source)
     for stage in STAGES:
         stage(inf)
-    if inf.allowed("c_entry") == ["first_group"]:
-        collapse_chained_structures(inf)
+        if stage is stage_structure and not inf.settled(STRUCTURE):
+            adopt_structure(inf, donors)
+        if inf.allowed("c_entry") == ["first_group"]:
+            collapse_chained_structures(inf)
     return inf
+
+
+def adopt_structure(inf: DatapathInference, donors: Iterable[DatapathInference]) -> None:
+    """Narrow an unsettled structure to the first donor's settled one that it allows."""
+    for d in donors:
+        if d.k == inf.k and d.settled(STRUCTURE) and d.value(STRUCTURE) in inf.allowed(STRUCTURE):
+            inf.outcomes[STRUCTURE].allowed = [d.value(STRUCTURE)]
+            inf.outcomes[STRUCTURE].chosen_by = f"donor {d.in_fmt}->{d.acc_fmt}"
+            inf.notes.append(f"structure: assumed as settled by {d.in_fmt}->{d.acc_fmt} for the later stages")
+            return
 
 
 def collapse_chained_structures(inf: DatapathInference) -> None:
@@ -687,7 +741,7 @@ def choose_one(inferences: dict[tuple[str, str], DatapathInference], pair: tuple
     by: dict[str, str] = {}
     for p in SEARCHED:
         if inf.settled(p):
-            picks[p], by[p] = inf.value(p), "determined"
+            picks[p], by[p] = inf.value(p), inf.outcomes[p].chosen_by
             continue
         donor = next((d for d in donors if d.settled(p) and d.value(p) in inf.allowed(p)), None)
         if donor is not None:
@@ -695,8 +749,9 @@ def choose_one(inferences: dict[tuple[str, str], DatapathInference], pair: tuple
         else:
             picks[p], by[p] = _neutral(inf, p), "neutral"
     if not _reproduces(inf, picks):
-        picks = {p: inf.value(p) if inf.settled(p) else _neutral(inf, p) for p in SEARCHED}
-        by = {p: "determined" if inf.settled(p) else "neutral" for p in SEARCHED}
+        single = {p: len(inf.allowed(p)) == 1 for p in SEARCHED}
+        picks = {p: inf.value(p) if single[p] else _neutral(inf, p) for p in SEARCHED}
+        by = {p: inf.outcomes[p].chosen_by if single[p] else "neutral" for p in SEARCHED}
         if not _reproduces(inf, picks):
             raise Inconsistent(f"{in_fmt} -> {acc_fmt}: no choice among the allowed values reproduces every "
                                "directed vector (parameters interact beyond what the stages separate)")
@@ -877,12 +932,14 @@ def infer_profile(source: VectorSource, name: str | None = None, *, formats: Ite
     open parameters, check the rest of the model's behaviour, and assemble a Profile."""
     wanted = set(formats) if formats is not None else None
     pairs = [p for p in source.pairs() if p[1] != "s32" and (wanted is None or p[0] in wanted)]
+    pairs.sort(key=lambda p: RANGE_ORDER.index(p[0]) if p[0] in RANGE_ORDER else len(RANGE_ORDER))
     inferences, errors = {}, {}
     for pair in pairs:
         if log:
             log(f"inferring {pair[0]} -> {pair[1]}")
+        donors = [inferences[q] for q in inferences if q[1] == pair[1] and KIND.get(q[0]) == KIND.get(pair[0])]
         try:
-            inferences[pair] = infer_datapath(source, *pair)
+            inferences[pair] = infer_datapath(source, *pair, donors=donors)
         except Inconsistent as e:
             errors[f"{pair[0]}->{pair[1]}"] = str(e)
     chosen = {}
