@@ -56,6 +56,7 @@ NEUTRAL = {"align_frac_bits": None, "group_precision": None, "group_rounding": "
            "zero_sign": "ieee"}
 F_MAX = 64  # alignment widths searched: 0 .. F_MAX and None (exact); wider ones act as None on every pool here
 EARLY_ROWS = 48  # rows each hypothesis meets first; most hypotheses fail there
+RECORDED_EARLY_ROWS = 6  # random recorded vectors each expose most parameters: few suffice to reject
 CONFIRM_VECTORS = 4096  # discriminating vectors per datapath after inference
 
 
@@ -975,3 +976,135 @@ def infer_profile(source: VectorSource, name: str | None = None, *, formats: Ite
                       int_overflow_provenance=overflow_provenance or "not inferred (no integer kind asked for); wrap assumed",
                       unsupported=source.unsupported(), provenance=provenance)
     return ProfileInference(profile, inferences, checks, errors)
+
+
+# ----------------------------------------------------------------------------- recorded vectors
+
+
+@dataclass
+class RecordedInference:
+    """Every datapath consistent with one recorded result file, as allowed values per parameter."""
+
+    file: str
+    in_fmt: str
+    acc_fmt: str
+    k: int
+    vectors: int
+    family: str
+    allowed: dict[str, list]
+    consistent: int  # datapaths (one per class of values that act alike on the data) reproducing every vector
+    unexercised: dict[str, str]  # parameters no vector of the file can show, with the reason
+
+    def report(self) -> dict:
+        return {
+            "file": self.file, "input": self.in_fmt, "accumulator": self.acc_fmt, "k": self.k, "vectors": self.vectors,
+            "recorded_with": self.family, "consistent_datapaths": self.consistent,
+            "parameters": {p: {"allowed": describe_allowed(p, v, self.k),
+                               "determined": len(v) == 1 and p not in self.unexercised,
+                               **({"not_exercised": self.unexercised[p]} if p in self.unexercised else {})}
+                           for p, v in self.allowed.items()},
+        }
+
+
+def _unexercised(rec, k: int, fa: FloatFormat) -> dict[str, str]:
+    """Parameters whose values cannot change any result of a recorded file, with the reason:
+    no subnormal operand or c; no result near or below the accumulator's normal range; no
+    zero result; no group reaching a grid below the accumulator's subnormal unit."""
+    fi = get_format(rec.in_fmt)
+    out = {}
+    da, db, dc, dd = decode(rec.a, fi), decode(rec.b, fi), decode(rec.c, fa), decode(rec.d, fa)
+    sub = lambda d, f: (d.mant > 0) & (d.mant < (1 << f.frac_bits))  # noqa: E731
+    if not (sub(da, fi).any() or sub(db, fi).any() or sub(dc, fa).any()):
+        out["subnormal_inputs"] = "no subnormal operand or c in the file"
+    if not ((dd.mant < (1 << fa.frac_bits)) | (dd.aexp <= fa.emin + 1)).any():
+        out["subnormal_outputs"] = "no result is zero, subnormal or within two binades of the smallest normal"
+    if not (dd.mant == 0).any():
+        out["zero_sign"] = "no zero result"
+    nz = (da.mant != 0) & (db.mant != 0)
+    top = np.where(nz, da.aexp + db.aexp, -(1 << 30)).max(axis=1)
+    top = np.maximum(top, np.where(dc.mant != 0, dc.aexp, -(1 << 30)))
+    if not (top - F_MAX < fa.emin - fa.precision).any():
+        out["align_floor"] = f"no vector's largest term lies within {F_MAX} binades of the subnormal range"
+    return out
+
+
+def infer_recorded_file(rec, log: Callable[[str], None] | None = None) -> RecordedInference:
+    """Search every datapath of the model against one recorded file: structures of K, c entry,
+    alignment width (classes that act alike on the file), precision, rounding, and the rarely
+    exercised parameters only where the file exercises them. With c in the first group the
+    result is a group's rounding, so its precision is at least the results' significant bits."""
+    fa = get_format(rec.acc_fmt)
+    k = rec.a.shape[1]
+    pool = Pool("recorded", rec.a, rec.b, rec.c, _unsigned(rec.d))
+    span, _ = pool_span(pool, rec.in_fmt, rec.acc_fmt)
+    unexercised = _unexercised(rec, k, fa)
+    inf = DatapathInference(rec.in_fmt, rec.acc_fmt, k, source=None)  # outcomes only: the file is the pool
+    bits = significant_bits(pool.observed, rec.acc_fmt)
+    early = slice(0, min(RECORDED_EARLY_ROWS, len(pool)))
+    early_pool = Pool("recorded", rec.a[early], rec.b[early], rec.c[early], pool.observed[early])
+    early_span, _ = pool_span(early_pool, rec.in_fmt, rec.acc_fmt)
+    # Widths that act alike on the first rows are tried there once; survivors are split into
+    # the classes that act alike on the whole file.
+    f_early: dict[Any, list] = {}
+    for f in inf.allowed("align_frac_bits"):
+        f_early.setdefault(_f_classes(early_span)(f), []).append(f)
+    rare = [p for p in ("subnormal_inputs", "subnormal_outputs", "align_floor", "zero_sign") if p not in unexercised]
+    rare_values = {p: inf.allowed(p) for p in rare}
+    if "align_floor" in rare_values:
+        rare_values["align_floor"] = [None, *range(fa.emin - fa.precision - 1, fa.emin - fa.precision - 17, -1)]
+    kept: dict[str, set] = {p: set() for p in SEARCHED}
+    consistent = 0
+    for c_entry, final in (("first_group", "rne"), ("final_add", "rne"), ("final_add", "rz")):
+        shapes = inf.allowed(STRUCTURE)
+        if c_entry == "first_group":
+            seen: dict[tuple, tuple] = {}
+            for s in sorted(shapes, key=lambda s: (s[1], s[0], s[2])):
+                seen.setdefault(tuple(map(tuple, groups_of(k, s))), s)
+            shapes = list(seen.values())
+        # A group's rounding is the last step when c joins the first group, or c is zero.
+        last_is_group = c_entry == "first_group" or not (pool.c != 0).any()
+        precisions = [p for p in inf.allowed("group_precision") if not last_is_group or (p or fa.precision) >= bits]
+        for shape, fs_early, p, r in itertools.product(shapes, f_early.values(), precisions, ("rz", "rne")):
+            for rare_combo in itertools.product(*rare_values.values()):
+                values = {**{q: _neutral(inf, q) for q in SEARCHED}, STRUCTURE: shape, "c_entry": c_entry,
+                          "final_rounding": final, "align_frac_bits": fs_early[0], "group_precision": p,
+                          "group_rounding": r, **dict(zip(rare_values, rare_combo))}
+                if not np.array_equal(inf.predict(values, early_pool), early_pool.observed):
+                    continue
+                f_full: dict[Any, list] = {}
+                for f in fs_early:
+                    f_full.setdefault(_f_classes(span)(f), []).append(f)
+                for fs in f_full.values():
+                    values["align_frac_bits"] = fs[0]
+                    if not np.array_equal(inf.predict(values, pool), pool.observed):
+                        continue
+                    consistent += 1
+                    for q, v in values.items():
+                        kept[q].update([_hashable(x) for x in fs] if q == "align_frac_bits" else [_hashable(v)])
+                    if c_entry == "first_group":
+                        kept["final_rounding"].update(["rne", "rz"])
+    allowed = {}
+    for q in SEARCHED:
+        if q in unexercised:
+            allowed[q] = list(inf.allowed(q))
+        elif q == "align_floor":
+            allowed[q] = [v for v in rare_values["align_floor"] if _hashable(v) in kept[q]]
+        else:
+            allowed[q] = [v for v in inf.allowed(q) if _hashable(v) in kept[q]]
+    if log:
+        log(f"{rec.path}: {consistent} consistent datapaths")
+    return RecordedInference(str(rec.path), rec.in_fmt, rec.acc_fmt, k, len(pool), rec.recording.instruction, allowed, consistent,
+                             unexercised)
+
+
+def infer_recorded(path, log: Callable[[str], None] | None = None, formats: Iterable[str] | None = None) -> list[RecordedInference]:
+    """`infer_recorded_file` for every result file under a recorded folder (GPU or format folder)."""
+    from oracles.numerics.vectors import find_folders, load_folder
+
+    wanted = set(formats) if formats is not None else None
+    out = []
+    for folder in find_folders(path):
+        for rec in load_folder(folder):
+            if wanted is None or rec.in_fmt in wanted:
+                out.append(infer_recorded_file(rec, log))
+    return out

@@ -299,11 +299,31 @@ def recorded_profile(folder: FormatFolder, tag: str, profile_name: str) -> str:
     return for_instruction(profile_name, folder.convention.recording(folder.folder_format, tag, folder.outputs[tag]).instruction)
 
 
-def check_folder(folder: FormatFolder, profile_name: "str | Profile") -> list[dict]:
-    """Compare one format folder's recorded results with the model; one entry per d file. A profile
-    given by name is taken in its variant for the instruction that recorded each file; a Profile
-    object (a sweep's variant) is used as it is."""
-    profile = get_profile(profile_name)
+@dataclass(frozen=True)
+class RecordedFile:
+    """One result file of a format folder as inner products the model takes: raw input codes
+    a, b (n, K), the accumulator codes c the GPU used (its recording's c feed applied), the
+    recorded results d as accumulator codes, and how the file was recorded."""
+
+    folder: FormatFolder
+    tag: str
+    in_fmt: str
+    acc_fmt: str
+    a: np.ndarray
+    b: np.ndarray
+    c: np.ndarray
+    d: np.ndarray
+    d_words: np.ndarray  # the results as the file writes them (binary32 words)
+    recording: Recording
+
+    @property
+    def path(self) -> Path:
+        return self.folder.outputs[self.tag]
+
+
+def load_folder(folder: FormatFolder) -> list[RecordedFile]:
+    """Every result file of a format folder, checked for shape and exactness (VectorFileError
+    names the file and line of the first problem)."""
     fmt = FOLDER_FORMATS[folder.folder_format]
     a_words = read_hex_words(folder.a)
     b_words = read_hex_words(folder.b)
@@ -325,7 +345,7 @@ def check_folder(folder: FormatFolder, profile_name: "str | Profile") -> list[di
         )
     a_bits = _to_format(a_words, fmt, folder.a)
     b_bits = _to_format(b_words, fmt, folder.b)
-    entries = []
+    files = []
     for tag, expected in d_words.items():
         acc = OUTPUTS[tag]
         recording = folder.convention.recording(folder.folder_format, tag, folder.outputs[tag])
@@ -337,19 +357,30 @@ def check_folder(folder: FormatFolder, profile_name: "str | Profile") -> list[di
             raise VectorFileError(f"{folder.outputs[tag]}: a binary16 result needs c declared binary16_rne or zero")
         else:
             c_bits = c_words
-        used = recorded_profile(folder, tag, profile_name) if isinstance(profile_name, str) else profile
-        d_bits = inner_product(a_bits, b_bits, c_bits, fmt, acc, used)
-        actual = to_binary32(d_bits, acc) if acc != "f32" else d_bits.astype(np.uint32)
-        if acc == "f16":
-            _to_format(expected, "f16", folder.outputs[tag])  # the file must hold binary16 values
+        d_bits = _to_format(expected, "f16", folder.outputs[tag]) if acc == "f16" else expected
+        files.append(RecordedFile(folder, tag, fmt, acc, a_bits, b_bits, c_bits, d_bits, expected, recording))
+    return files
+
+
+def check_folder(folder: FormatFolder, profile_name: "str | Profile") -> list[dict]:
+    """Compare one format folder's recorded results with the model; one entry per d file. A profile
+    given by name is taken in its variant for the instruction that recorded each file; a Profile
+    object (a sweep's variant) is used as it is."""
+    profile = get_profile(profile_name)
+    entries = []
+    for rec in load_folder(folder):
+        used = for_instruction(profile_name, rec.recording.instruction) if isinstance(profile_name, str) else profile
+        d_bits = inner_product(rec.a, rec.b, rec.c, rec.in_fmt, rec.acc_fmt, used)
+        actual = to_binary32(d_bits, rec.acc_fmt) if rec.acc_fmt != "f32" else d_bits.astype(np.uint32)
+        expected = rec.d_words
         bad = np.nonzero(actual != expected)[0]
         entries.append(
             {
-                "file": str(folder.outputs[tag]),
+                "file": str(rec.path),
                 "format": folder.folder_format,
-                "output": tag,
-                "recorded_with": recording.instruction,
-                "c": recording.c,
+                "output": rec.tag,
+                "recorded_with": rec.recording.instruction,
+                "c": rec.recording.c,
                 "convention": folder.convention.source,
                 "vectors": int(len(expected)),
                 "mismatches": int(len(bad)),
