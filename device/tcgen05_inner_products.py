@@ -375,3 +375,92 @@ DONE:
   ret;
 }}
 """
+
+
+# --- the plumbing self-check ---------------------------------------------------------------------
+
+UNWRITTEN = 0xFFFFFFFF  # output words before a kernel runs: a word it never writes cannot pass by chance
+
+
+@dataclass(frozen=True)
+class PlumbingCheck:
+    """The outcome of `plumbing_check`: `ok`, the step that failed (or "all"), and a diagnosis a
+    person can act on, on one line."""
+
+    ok: bool
+    step: str
+    diagnosis: str
+
+
+def _run_program(worker, p: Program) -> np.ndarray:
+    """Run a program's kernel (`device.ptx.kernels.tcgen05_kernel`, the blackwell backend's)
+    through a GpuWorker; the TMEM image it reads back [CTAs, 128, tmem_columns]."""
+    from device.gpu_worker import Launch
+    from device.ptx.kernels import smem_bytes, tcgen05_kernel
+    from oracles.state import initial_state
+
+    state = initial_state(p)
+    smem = np.ascontiguousarray(state.smem[:, :smem_bytes(p)])
+    tmem = state.tmem.astype("<u4")
+    out = np.full(tmem.shape, UNWRITTEN, dtype="<u4")
+    cluster = 2 if p.ctas == 2 else None
+    return worker.run(Launch(tcgen05_kernel(p), p.target, "program", p.ctas, THREADS, smem.shape[1], (smem, tmem), out,
+                             cluster)).view(np.uint32)
+
+
+def _first_difference(got: np.ndarray, want: np.ndarray) -> str:
+    bad = np.argwhere(got != want)
+    where = tuple(int(x) for x in bad[0])
+    return f"{len(bad)} of {got.size} words differ; first at {where}: read {int(got[tuple(bad[0])]):#010x}, expected {int(want[tuple(bad[0])]):#010x}"
+
+
+def plumbing_check(worker, target: str) -> PlumbingCheck:
+    """Before a Blackwell run: (1) allocate TMEM, store a pattern with tcgen05.st, load it back
+    with tcgen05.ld, free it; (2) one kind::f16 MMA (M = 128, N = 16, A = B = 1, C = lane + column)
+    whose D the oracle knows. Stops at the first step that fails with what the failure points to,
+    so a broken setup is not reported as thousands of mismatches. `worker` is a
+    `device.gpu_worker.GpuWorker` on an sm_100 / sm_103 GPU; `target` the matching sm_100a/sm_103a."""
+    from device.gpu_worker import KernelFailed
+    from oracles.execute import run
+
+    columns = 32
+    lanes, cols = np.indices((LANES, columns))
+    pattern = ((lanes << 16) | cols | 0x5A000000).astype(np.uint32)
+    trip = Program(target=target, ops=(), tmem_columns=columns,
+                   tmem=(TmemRegion(0, 0, LANES, columns, pattern.astype("<u4").tobytes()),))
+    try:
+        got = _run_program(worker, trip)[0]
+    except KernelFailed as e:
+        where = "does not link" if e.stage == "link" else "faulted"
+        return PlumbingCheck(False, "tmem", f"the TMEM round-trip kernel (tcgen05.alloc, st, ld, dealloc) {where} on "
+                                            f"{target}: {e}; check the GPU is sm_{target[3:6]} and the driver supports it")
+    if (got == UNWRITTEN).all():
+        return PlumbingCheck(False, "tmem", "tcgen05.ld wrote nothing back: the kernel ended before its loads "
+                                            "(allocation failed silently, or the wait on the loads did not complete)")
+    if not np.array_equal(got, pattern):
+        return PlumbingCheck(False, "tmem", "the TMEM round trip corrupts data: " + _first_difference(got, pattern)
+                                            + " (the 32x32b lane quarters of each warp, or the allocation's base address, "
+                                            "differ from the ISA's reading)")
+    form = Tcgen05Form("f16", "f16", "f32", target, n=16)
+    one = 0x3C00
+    a = np.full((1, form.m, form.k), one, np.uint16)
+    b = np.full((1, form.n, form.k), one, np.uint16)
+    c = np.add.outer(np.arange(form.m), np.arange(form.n)).astype(np.float32).view(np.uint32)[None]
+    smem, tmem = form.pack(a, b, c)
+    program = form.program(smem, tmem)
+    want = form.unpack(np.stack([run(program, "exact").tmem[cta][:, :form.image_columns] for cta in range(form.ctas)]))
+    try:
+        out = _run_program(worker, program)
+    except KernelFailed as e:
+        return PlumbingCheck(False, "mma", f"one tcgen05.mma.kind::f16 (M=128, N=16) faulted: {e}; the TMEM round trip "
+                                           "worked, so suspect the instruction or shared-memory descriptor, or the commit "
+                                           "to the mbarrier")
+    got = form.unpack(out[:, :, :form.image_columns])
+    if np.array_equal(got, c.astype(np.uint32)):
+        return PlumbingCheck(False, "mma", "the MMA left D as C was stored: it did not run, or ran before the stores "
+                                           "were fenced, or the wait on its commit returned early")
+    if not np.array_equal(got, want):
+        return PlumbingCheck(False, "mma", "one MMA's D differs from the oracle: " + _first_difference(got, want)
+                                           + " (A = B = 1, so a wrong value points to the descriptors or D's TMEM layout, "
+                                           "not to arithmetic)")
+    return PlumbingCheck(True, "all", f"TMEM round trip and one MMA on {target} as the oracle expects")

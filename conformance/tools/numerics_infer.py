@@ -29,9 +29,12 @@ open.
 from __future__ import annotations
 
 import itertools
+import json
 import math
+import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Callable, Iterable
 
 import numpy as np
@@ -191,16 +194,21 @@ class Builder:
         self.rows_b.append(np.asarray(b, dtype=np.int64))
         self.rows_c.append(int(c))
 
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The vectors added so far, in order: a, b (n, K) and c (n,) codes."""
+        dt_in = storage_dtype(self.fi)
+        dt_acc = np.dtype(storage_dtype(self.fa).str.replace("i", "u"))
+        return (np.array(self.rows_a).astype(dt_in), np.array(self.rows_b).astype(dt_in),
+                np.array(self.rows_c, dtype=np.uint64).astype(dt_acc))
+
     def pool(self, stage: str) -> Pool | None:
         """The vectors added so far, in a fixed shuffled order (so that the first rows, which
         every hypothesis meets first, mix every kind of vector of the stage)."""
         if not self.rows_c:
             return None
-        dt_in = storage_dtype(self.fi)
-        dt_acc = np.dtype(storage_dtype(self.fa).str.replace("i", "u"))
-        order = np.random.default_rng(len(self.rows_c)).permutation(len(self.rows_c))
-        return Pool(stage, np.array(self.rows_a)[order].astype(dt_in), np.array(self.rows_b)[order].astype(dt_in),
-                    np.array(self.rows_c, dtype=np.uint64)[order].astype(dt_acc))
+        a, b, c = self.arrays()
+        order = np.random.default_rng(len(c)).permutation(len(c))
+        return Pool(stage, a[order], b[order], c[order])
 
 
 @lru_cache(maxsize=None)
@@ -462,9 +470,12 @@ def stage_structure(inf: DatapathInference) -> None:
 
 
 def one_group(inf: DatapathInference, size: int) -> list[int] | None:
-    """`size` positions that share one fused group under every structure still allowed."""
+    """`size` positions that share one fused group under every structure still allowed, from the
+    last such group: products there meet no later group, whose alignment would truncate their
+    rounded sum once more (with an alignment width below the accumulator's precision, a group of
+    zero products still cuts the accumulator to F + 1 bits)."""
     candidates = inf.allowed(STRUCTURE)
-    for group in groups_of(inf.k, candidates[0]):
+    for group in reversed(groups_of(inf.k, candidates[0])):
         if len(group) < size:
             continue
         chosen = group[:size]
@@ -525,7 +536,7 @@ def stage_carry(inf: DatapathInference) -> None:
     alignment) widens the sum past p bits: truncated or rounded at the p-th bit."""
     f = inf.value("align_frac_bits")
     fa = get_format(inf.acc_fmt)
-    group = next((g for g in groups_of(inf.k, inf.value(STRUCTURE)) if len(g) >= 3), None)
+    group = next((g for g in reversed(groups_of(inf.k, inf.value(STRUCTURE))) if len(g) >= 3), None)
     if group is None:
         return
     e, m_max = home_exponent(inf, fa.precision + 4)
@@ -584,6 +595,7 @@ def stage_subnormal_inputs(inf: DatapathInference) -> None:
     subnormal c beside a product it survives. Flushed inputs give 0 or the other term."""
     fi, fa = get_format(inf.in_fmt), get_format(inf.acc_fmt)
     b = inf.builder()
+    i, j = one_group(inf, 2) or [0, 1]
     units = sorted({1, (1 << fi.frac_bits) - 1, 1 << (fi.frac_bits - 1) if fi.frac_bits > 1 else 1})
     lo_acc = fa.emin + 2
     for t in (u * 2.0 ** (fi.emin - fi.frac_bits) for u in units):
@@ -591,14 +603,14 @@ def stage_subnormal_inputs(inf: DatapathInference) -> None:
             a, bb = Builder.code(fi, t), Builder.code(fi, 2.0 ** eb)
             if t * 2.0 ** eb < 2.0 ** lo_acc or a is None or bb is None:
                 continue
-            b.add({0: (a, bb)})
-            b.add({0: (bb, a)})
-            b.add({0: (a, bb), 1: b.product(int(math.floor(math.log2(t))) + eb + 3, -1)})
+            b.add({i: (a, bb)})
+            b.add({i: (bb, a)})
+            b.add({i: (a, bb), j: b.product(int(math.floor(math.log2(t))) + eb + 3, -1)})
             break
     for mc in (1, fa.frac_bits // 2, fa.frac_bits):
         c = mc * 2.0 ** (fa.emin - fa.frac_bits)
-        b.add({0: b.product(fa.emin + 4, 1)}, c)
-        b.add({0: b.product(fa.emin + 4, 1)}, -c)
+        b.add({i: b.product(fa.emin + 4, 1)}, c)
+        b.add({i: b.product(fa.emin + 4, 1)}, -c)
     pool = inf.run(b.pool("subnormal inputs"))
     if pool is not None:
         inf.eliminate(pool, ["subnormal_inputs"], depends=[*CORE, "c_entry", "final_rounding"])
@@ -609,18 +621,19 @@ def stage_subnormal_outputs(inf: DatapathInference) -> None:
     a normal product nearly cancelled. Flushed results are zero."""
     fi, fa = get_format(inf.in_fmt), get_format(inf.acc_fmt)
     b = inf.builder()
+    i, j = one_group(inf, 2) or [0, 1]
     lo_p, _ = b.product_exponents
     for d in (1, 3, fa.frac_bits - 1):
         e = fa.emin - d
         if e >= lo_p:
-            b.add({0: b.product(e, 1)})
-            b.add({0: b.product(e, -1)})
+            b.add({i: b.product(e, 1)})
+            b.add({i: b.product(e, -1)})
     for u in (1, 3, (1 << fa.frac_bits) - 1):
         b.add({}, u * 2.0 ** (fa.emin - fa.frac_bits))
         b.add({}, -u * 2.0 ** (fa.emin - fa.frac_bits))
     e = fa.emin + 1
     if e - 1 >= lo_p:
-        b.add({0: b.product(e, 1), 1: b.product(e - 1, -1, 2.0 - 2.0 ** -fi.frac_bits)})
+        b.add({i: b.product(e, 1), j: b.product(e - 1, -1, 2.0 - 2.0 ** -fi.frac_bits)})
     pool = inf.run(b.pool("subnormal outputs"))
     if pool is not None:
         inf.eliminate(pool, ["subnormal_outputs"],
@@ -663,11 +676,12 @@ def stage_zero(inf: DatapathInference) -> None:
     nz, pz = Builder.code(fi, -0.0), Builder.code(fi, 0.0)
     one = Builder.code(fi, 1.0)
     k = inf.k
+    i, j = one_group(inf, 2) or [0, 1]
     for c in (-0.0, 0.0):
         b.add_codes(np.full(k, nz), np.full(k, one), Builder.code(fa, c))
         b.add_codes(np.full(k, pz), np.full(k, one), Builder.code(fa, c))
-        b.add({0: b.product(0, 1), 1: b.product(0, -1)}, c)
-        b.add({0: b.product(0, -1), 1: b.product(0, 1)}, c)
+        b.add({i: b.product(0, 1), j: b.product(0, -1)}, c)
+        b.add({i: b.product(0, -1), j: b.product(0, 1)}, c)
     pool = inf.run(b.pool("zero sign"))
     inf.eliminate(pool, ["zero_sign"], depends=[*CORE, "c_entry"])
 
@@ -852,27 +866,44 @@ def confirm(source: VectorSource, dp: Datapath, in_fmt: str, acc_fmt: str, k: in
             "mismatches_per_family": {FAMILIES[f]: int(v) for f, v in enumerate(np.bincount(labels[bad], minlength=len(FAMILIES))) if v}}
 
 
-def block_scale_check(source: VectorSource, dp: Datapath, in_fmt: str, acc_fmt: str, k: int, scaling: Scaling,
+def block_scale_check(source: VectorSource, dp: Datapath, in_fmt: str, acc_fmt: str, scaling: Scaling,
                       n: int, seed: int) -> dict:
     """The model's block-scale rule (each scale multiplies its block's products exactly before
-    alignment) against the source, on random and on block-separating vectors: a product far above
-    a cancelled block in another block, scales apart by 2^+-20."""
-    if k % scaling.block:
-        return {"scale_fmt": scaling.scale_fmt, "block": scaling.block, "skipped": f"K = {k} is not whole blocks"}
+    alignment, so products of differently scaled blocks are aligned together) against the source:
+    random scaled vectors, and block-separating ones - B - B in block 0 at unit scale, y = 1 in
+    block j scaled down by 2^-s (s = 1 .. 40): aligned together, y survives only while within the
+    alignment width of B; summed per block and then scaled, it always would."""
+    k = scaling.k
     rng = np.random.default_rng(seed)
     blocks = k // scaling.block
     a, b, c, _ = mix(in_fmt, acc_fmt, k, n, rng, families=("random_finite", "cancellation", "alignment"))
-    sfmt = get_format(scaling.scale_fmt)
-    if scaling.scale_fmt == "ue8m0":
-        sa = rng.integers(127 - 20, 127 + 20, (n, blocks)).astype(np.uint8)
-        sb = rng.integers(127 - 20, 127 + 20, (n, blocks)).astype(np.uint8)
-    else:  # ue4m3: positive normal codes
-        sa = rng.integers(0x08, 0x78, (n, blocks)).astype(np.uint8)
-        sb = rng.integers(0x08, 0x78, (n, blocks)).astype(np.uint8)
-    got = _unsigned(source.evaluate(in_fmt, acc_fmt, a, b, c, a_scale=sa, b_scale=sb, scale_fmt=sfmt.name))
+    lo, hi = (127 - 20, 127 + 20) if scaling.scale_fmt == "ue8m0" else (0x08, 0x78)  # ue4m3: positive normal codes
+    sa = rng.integers(lo, hi, (n, blocks)).astype(np.uint8)
+    sb = rng.integers(lo, hi, (n, blocks)).astype(np.uint8)
+    builder = Builder(in_fmt, acc_fmt, k)
+    top = builder.product_exponents[1]
+    unit = Builder.code(get_format(scaling.scale_fmt), 1.0)
+    rows = []
+    for j in range(1, blocks):
+        for s_ in range(1, 41):
+            down = Builder.code(get_format(scaling.scale_fmt), 2.0 ** -((s_ + 1) // 2))
+            down2 = Builder.code(get_format(scaling.scale_fmt), 2.0 ** -(s_ // 2))
+            if down is None or down2 is None:
+                continue
+            if builder.add({0: builder.product(top, 1), 1: builder.product(top, -1), j * scaling.block: builder.product(0, 1)}):
+                scales_a = np.full(blocks, unit)
+                scales_b = np.full(blocks, unit)
+                scales_a[j], scales_b[j] = down, down2
+                rows.append((scales_a, scales_b))
+    if rows:
+        da, db, dc = builder.arrays()
+        a, b, c = np.concatenate([a, da]), np.concatenate([b, db]), np.concatenate([c, dc.view(c.dtype)])
+        sa = np.concatenate([sa, np.array([r[0] for r in rows], np.uint8)])
+        sb = np.concatenate([sb, np.array([r[1] for r in rows], np.uint8)])
+    got = _unsigned(source.evaluate(in_fmt, acc_fmt, a, b, c, a_scale=sa, b_scale=sb, scale_fmt=scaling.scale_fmt))
     want = _unsigned(inner_product(a, b, c, in_fmt, acc_fmt, _as_profile(dp, in_fmt, acc_fmt), a_scale=sa,
-                                   b_scale=sb, scale_fmt=sfmt.name))
-    return {"scale_fmt": scaling.scale_fmt, "block": scaling.block, "vectors": n,
+                                   b_scale=sb, scale_fmt=scaling.scale_fmt))
+    return {"scale_fmt": scaling.scale_fmt, "block": scaling.block, "k": k, "vectors": int(len(c)),
             "mismatches": int((got != want).sum())}
 
 
@@ -956,7 +987,8 @@ def infer_profile(source: VectorSource, name: str | None = None, *, formats: Ite
         key = f"{in_fmt}->{acc_fmt}"
         k = inferences[(in_fmt, acc_fmt)].k
         checks[key] = {"confirmation": confirm(source, dp, in_fmt, acc_fmt, k, confirm_vectors, seed)}
-        scalings = [block_scale_check(source, dp, in_fmt, acc_fmt, k, s, 1024, seed) for s in source.scalings(in_fmt)]
+        scalings = [block_scale_check(source, dp, in_fmt, acc_fmt, s, 1024, seed) for s in source.scalings(in_fmt)
+                    if acc_fmt == "f32"]  # block-scaled kinds accumulate into f32 (Table 39)
         if scalings:
             checks[key]["block_scales"] = scalings
     overflow, overflow_provenance, evidence = "wrap", "", {}
@@ -992,13 +1024,21 @@ class RecordedInference:
     vectors: int
     family: str
     allowed: dict[str, list]
-    consistent: int  # datapaths (one per class of values that act alike on the data) reproducing every vector
+    consistent: list[dict]  # datapaths reproducing every vector (one per class of values that act alike on the data)
     unexercised: dict[str, str]  # parameters no vector of the file can show, with the reason
+    record: Any = field(default=None, repr=False)  # the RecordedFile searched
+
+    #: What the search does not try, to stay affordable (one model evaluation per candidate):
+    #: with c added after the groups (and c nonzero) the results bound no group precision, and
+    #: trying every precision multiplies the candidates by 23; there only the accumulator's is tried.
+    unsearched = {"group_precision": "with c_entry=final_add only the accumulator's precision is tried (the "
+                                     "directed tests search all)"}
 
     def report(self) -> dict:
         return {
             "file": self.file, "input": self.in_fmt, "accumulator": self.acc_fmt, "k": self.k, "vectors": self.vectors,
-            "recorded_with": self.family, "consistent_datapaths": self.consistent,
+            "recorded_with": self.family, "consistent_datapaths": len(self.consistent),
+            "not_searched": self.unsearched if any(c["c_entry"] == "final_add" for c in self.consistent) else {},
             "parameters": {p: {"allowed": describe_allowed(p, v, self.k),
                                "determined": len(v) == 1 and p not in self.unexercised,
                                **({"not_exercised": self.unexercised[p]} if p in self.unexercised else {})}
@@ -1020,6 +1060,8 @@ def _unexercised(rec, k: int, fa: FloatFormat) -> dict[str, str]:
         out["subnormal_outputs"] = "no result is zero, subnormal or within two binades of the smallest normal"
     if not (dd.mant == 0).any():
         out["zero_sign"] = "no zero result"
+    if not (dc.mant != 0).any():
+        out["c_entry"] = out["final_rounding"] = "c is zero in every vector"
     nz = (da.mant != 0) & (db.mant != 0)
     top = np.where(nz, da.aexp + db.aexp, -(1 << 30)).max(axis=1)
     top = np.maximum(top, np.where(dc.mant != 0, dc.aexp, -(1 << 30)))
@@ -1053,18 +1095,28 @@ def infer_recorded_file(rec, log: Callable[[str], None] | None = None) -> Record
     if "align_floor" in rare_values:
         rare_values["align_floor"] = [None, *range(fa.emin - fa.precision - 1, fa.emin - fa.precision - 17, -1)]
     kept: dict[str, set] = {p: set() for p in SEARCHED}
-    consistent = 0
-    for c_entry, final in (("first_group", "rne"), ("final_add", "rne"), ("final_add", "rz")):
+    consistent: list[dict] = []
+    c_variants = (("first_group", "rne"), ("final_add", "rne"), ("final_add", "rz"))
+    if "c_entry" in unexercised:  # c = 0: c in the first group or added after both leave the sum alone
+        c_variants = c_variants[:1]
+    for c_entry, final in c_variants:
         shapes = inf.allowed(STRUCTURE)
         if c_entry == "first_group":
             seen: dict[tuple, tuple] = {}
             for s in sorted(shapes, key=lambda s: (s[1], s[0], s[2])):
                 seen.setdefault(tuple(map(tuple, groups_of(k, s))), s)
             shapes = list(seen.values())
-        # A group's rounding is the last step when c joins the first group, or c is zero.
+        # A group's rounding is the last step when c joins the first group, or c is zero: then a
+        # result has at most p significant bits, and at most F + log2(K + 1) + 2 (the terms a
+        # group keeps lie within F bits of its largest, plus carries).
         last_is_group = c_entry == "first_group" or not (pool.c != 0).any()
-        precisions = [p for p in inf.allowed("group_precision") if not last_is_group or (p or fa.precision) >= bits]
-        for shape, fs_early, p, r in itertools.product(shapes, f_early.values(), precisions, ("rz", "rne")):
+        if last_is_group:
+            precisions = [p for p in inf.allowed("group_precision") if (p or fa.precision) >= bits]
+        else:  # not searched: see RecordedInference.unsearched
+            precisions = [None]
+        f_floor = bits - int(math.log2(k + 1)) - 2 if last_is_group else 0
+        widths = [fs for fs in f_early.values() if fs[-1] is None or fs[-1] >= f_floor]
+        for shape, fs_early, p, r in itertools.product(shapes, widths, precisions, ("rz", "rne")):
             for rare_combo in itertools.product(*rare_values.values()):
                 values = {**{q: _neutral(inf, q) for q in SEARCHED}, STRUCTURE: shape, "c_entry": c_entry,
                           "final_rounding": final, "align_frac_bits": fs_early[0], "group_precision": p,
@@ -1078,7 +1130,7 @@ def infer_recorded_file(rec, log: Callable[[str], None] | None = None) -> Record
                     values["align_frac_bits"] = fs[0]
                     if not np.array_equal(inf.predict(values, pool), pool.observed):
                         continue
-                    consistent += 1
+                    consistent.append(dict(values))
                     for q, v in values.items():
                         kept[q].update([_hashable(x) for x in fs] if q == "align_frac_bits" else [_hashable(v)])
                     if c_entry == "first_group":
@@ -1092,9 +1144,9 @@ def infer_recorded_file(rec, log: Callable[[str], None] | None = None) -> Record
         else:
             allowed[q] = [v for v in inf.allowed(q) if _hashable(v) in kept[q]]
     if log:
-        log(f"{rec.path}: {consistent} consistent datapaths")
+        log(f"{rec.path}: {len(consistent)} consistent datapaths")
     return RecordedInference(str(rec.path), rec.in_fmt, rec.acc_fmt, k, len(pool), rec.recording.instruction, allowed, consistent,
-                             unexercised)
+                             unexercised, rec)
 
 
 def infer_recorded(path, log: Callable[[str], None] | None = None, formats: Iterable[str] | None = None) -> list[RecordedInference]:
@@ -1108,3 +1160,158 @@ def infer_recorded(path, log: Callable[[str], None] | None = None, formats: Iter
             if wanted is None or rec.in_fmt in wanted:
                 out.append(infer_recorded_file(rec, log))
     return out
+
+
+def recorded_datapath(r: RecordedInference) -> Datapath:
+    """One datapath consistent with a recorded file: parameter by parameter (in SEARCHED order),
+    the neutral value where the consistent datapaths left allow it, else their first value."""
+    left = list(r.consistent)
+    if not left:
+        raise Inconsistent(f"{r.file}: no datapath of the model reproduces every recorded vector")
+    chosen, provenance = {}, {}
+    for p in SEARCHED:
+        if p in r.unexercised:
+            chosen[p] = NEUTRAL.get(p, r.allowed[p][0])
+            provenance[p] = f"not exercised by {r.file} ({r.unexercised[p]}); neutral value"
+            continue
+        options = [c[p] for c in left]
+        neutral = (r.k, 1, 1) if p == STRUCTURE else NEUTRAL[p]
+        value = neutral if neutral in options else options[0]
+        left = [c for c in left if c[p] == value]
+        chosen[p] = value
+        allowed = describe_allowed(p, r.allowed[p], r.k)
+        provenance[p] = (f"inferred from {r.file} ({r.vectors} recorded vectors): the only value consistent with them"
+                         if len(r.allowed[p]) == 1 else f"{r.file} allows {allowed}; chosen")
+    step, ways, stride = chosen[STRUCTURE]
+    struct = provenance.pop(STRUCTURE)
+    if step == r.k:
+        struct += f"; one step of all K = {r.k} recorded products (longer steps cannot show)"
+    provenance.update({"instruction": f"the recording's ({r.family})", "k_step": struct, "split_ways": struct,
+                       "split_stride": struct})
+    return Datapath(instruction=f"{r.family} (recorded)", k_step=step, split_ways=ways, split_stride=stride,
+                    **{p: chosen[p] for p in SEARCHED if p != STRUCTURE}, provenance=provenance)
+
+
+# ----------------------------------------------------------------------------- command line
+
+
+def source_from_spec(spec: str) -> VectorSource | str:
+    """The source a `--source` names: model:PROFILE (a name or a profile file), gpu:FAMILY
+    (mma.sync, wgmma, tcgen05), sim:COMMAND; `recorded[:DIR]` is returned as the folder's path
+    (DIR defaults to the recorded vectors' root; a bare GPU name such as B200 is looked up there)."""
+    from conformance.tools.numerics_sources import GpuSource, ModelSource, SimulatorSource
+    from oracles.numerics.vectors import recorded_vectors_root
+
+    kind, _, arg = spec.partition(":")
+    if kind == "model" and arg:
+        return ModelSource(arg)
+    if kind == "gpu" and arg:
+        return GpuSource(arg)
+    if kind == "sim" and arg:
+        return SimulatorSource(arg)
+    if kind == "recorded":
+        root = recorded_vectors_root()
+        path = Path(arg) if arg else root
+        if arg and not path.exists() and (root / arg).exists():
+            path = root / arg
+        return str(path)
+    raise ValueError(f"--source {spec!r}: expected model:PROFILE, recorded[:DIR], gpu:FAMILY or sim:COMMAND")
+
+
+def compare_profiles(inferred: Profile, reference: Profile) -> list[dict]:
+    """Parameter by parameter, every datapath of `inferred` against `reference` (the instruction
+    description aside): one entry per difference, and per datapath the reference lacks."""
+    out = []
+    for (i, a), dp in inferred.datapaths.items():
+        try:
+            ref = reference.datapath(i, a)
+        except ValueError as e:
+            out.append({"datapath": f"{i}->{a}", "parameter": None, "inferred": None, "reference": str(e)})
+            continue
+        for p in PARAMETERS:
+            if p != "instruction" and getattr(dp, p) != getattr(ref, p):
+                out.append({"datapath": f"{i}->{a}", "parameter": p, "inferred": getattr(dp, p), "reference": getattr(ref, p)})
+    if inferred.int_overflow != reference.int_overflow:
+        out.append({"datapath": "s32", "parameter": "int_overflow", "inferred": inferred.int_overflow,
+                    "reference": reference.int_overflow})
+    return out
+
+
+def run_command(args, command: str) -> tuple[dict, int]:
+    """`numerics infer` for parsed arguments: (report, exit status)."""
+    from conformance.tools.numerics_sources import SourceUnavailable
+    from oracles.numerics.profiles import get_profile
+
+    formats = [f.strip() for f in args.formats.split(",")] if args.formats else None
+    try:
+        source = source_from_spec(args.source)
+    except SourceUnavailable as e:
+        return {"source": args.source, "skipped": str(e), "command": command}, 0
+    if isinstance(source, str):
+        results = infer_recorded(source, formats=formats)
+        datapaths = {}
+        for r in results:
+            try:
+                datapaths[(r.in_fmt, r.acc_fmt)] = recorded_datapath(r)
+            except Inconsistent:
+                continue
+        profile = Profile(name=args.name or f"recorded:{Path(source).name} (inferred)",
+                          description=f"inferred from the recorded vectors in {source}", datapaths=datapaths,
+                          int_overflow="wrap", int_overflow_provenance="not recorded; wrap assumed",
+                          provenance={"source": f"recorded:{source}", "command": command,
+                                      "tool": "tcgen05-conformance numerics infer"})
+        report = {**profile.as_dict(), "inference": {"recorded": [r.report() for r in results]}}
+    else:
+        try:
+            result = infer_profile(source, args.name, formats=formats, confirm_vectors=args.confirm, seed=args.seed,
+                                   command=command, log=None if args.json else (lambda m: print(m, file=sys.stderr)))
+        finally:
+            if hasattr(source, "close"):
+                source.close()
+        profile, report = result.profile, result.report()
+    status = 0
+    if args.compare:
+        differences = compare_profiles(profile, get_profile(args.compare))
+        report["comparison"] = {"reference": args.compare, "differences": differences}
+        status = 1 if differences else 0
+    errors = report.get("inference", {}).get("errors")
+    if errors:
+        status = 1
+    if args.out:
+        Path(args.out).write_text(json.dumps(report, indent=1, default=_json_default) + "\n", encoding="utf-8")
+    return report, status
+
+
+def _json_default(x):
+    if isinstance(x, (np.integer, np.bool_)):
+        return x.item()
+    raise TypeError(f"{type(x).__name__} is not JSON-able")
+
+
+def summary_lines(report: dict) -> list[str]:
+    """A short human summary of an inference report."""
+    if "skipped" in report:
+        return [f"skipped: {report['skipped']}"]
+    lines = [f"profile {report['name']}: {len(report['datapaths'])} datapaths"]
+    inference = report.get("inference", {})
+    for key, dp in report["datapaths"].items():
+        values = {p: v["value"] for p, v in dp.items() if p != "instruction"}
+        open_ = []
+        if "datapaths" in inference:
+            params = inference["datapaths"][key]["parameters"]
+            open_ = [p for p, o in params.items() if o["chosen_by"] != "determined"]
+            checks = inference["checks"].get(key, {})
+            conf = checks.get("confirmation", {})
+            values["confirmation"] = f"{conf.get('mismatches', '-')} of {conf.get('vectors', 0)} mismatches"
+        lines.append(f"  {key}: " + ", ".join(f"{p}={v}" for p, v in values.items()) + (f"; open: {', '.join(open_)}" if open_ else ""))
+    for r in inference.get("recorded", []):
+        determined = [p for p, v in r["parameters"].items() if v["determined"]]
+        lines.append(f"  {r['file']}: {r['consistent_datapaths']} consistent datapaths; determined: {', '.join(determined)}")
+    for key, e in inference.get("errors", {}).items():
+        lines.append(f"  ERROR {key}: {e}")
+    for d in report.get("comparison", {}).get("differences", []):
+        lines.append(f"  differs from {report['comparison']['reference']}: {d['datapath']} {d['parameter']}: "
+                     f"inferred {d['inferred']}, reference {d['reference']}")
+    if "comparison" in report and not report["comparison"]["differences"]:
+        lines.append(f"  equal to {report['comparison']['reference']}, parameter for parameter")
+    return lines

@@ -1,6 +1,6 @@
-"""Measure a numeric profile on Hopper silicon, the `numerics measure` subcommand: random and
-discriminating inner products through `mma.sync` and `wgmma`, run on the GPU and diffed bit for bit
-against the model.
+"""Measure a numeric profile on silicon: random and discriminating inner products through
+`mma.sync` and `wgmma` (Hopper) or `tcgen05.mma` (Blackwell, `device.tcgen05_inner_products`), run
+on the GPU and diffed bit for bit against the model.
 
 Each tile is one instruction: A rows and B rows are vectors of `generators.numeric_vectors.mix`
 (every family), so D[m, n] = A[m] . B[n] + C[m, n] pairs the constructed a and b of one vector
@@ -31,9 +31,10 @@ from conformance.core.formats import get_format, storage_dtype
 from conformance.core.instructions import WgmmaMma
 from conformance.core.isa.fragments import MMA_SYNC_SHAPES, register_elements, wgmma_accumulator
 from conformance.core.layouts.smem import element_bit_addresses, storage_for
-from conformance.tools.hopper_gpu import TARGET
 from conformance.tools.stages import Stages
 from device.inner_product_kernels import MmaSyncInstruction, mma_sync_kernel, wgmma_kernel
+from device.tcgen05_inner_products import Tcgen05Form
+from device.tcgen05_inner_products import forms as tcgen05_forms
 from device.registers import pack_registers, unpack_registers
 from oracles.numerics import inner_product
 from generators.numeric_vectors import FAMILIES, mix
@@ -49,33 +50,50 @@ HOPPER_FORMATS = (
     ("s8", "s32", False), ("s8", "s32", True), ("u8", "s32", False), ("u8", "s32", True),
 )
 WGMMA_N = 64
-CHUNK_TILES = {"mma.sync": 8192, "wgmma": 256}  # 2^20 inner products per chunk
+CHUNK_TILES = {"mma.sync": 8192, "wgmma": 256, "tcgen05": 32}  # 2^20 inner products per chunk
+TCGEN05_CTAS = 148  # CTAs a tcgen05 batch launches at most (one per SM of a B200)
 SAMPLES_PER_COMBINATION = 4096  # vectors kept with their silicon results (plus as many mismatches)
 
 
 @dataclass(frozen=True)
 class Combination:
-    """One instruction family and format combination measured."""
+    """One instruction family and format combination measured (a tcgen05 one carries its form)."""
 
-    family: str  # "mma.sync" or "wgmma"
+    family: str  # "mma.sync", "wgmma" or "tcgen05"
     in_fmt: str
     acc: str
     satfinite: bool = False
+    form: Tcgen05Form | None = None
 
     @property
     def id(self) -> str:
+        if self.form is not None:
+            return self.form.id
         return f"{self.family}.{self.in_fmt}.{self.acc}{'.satfinite' if self.satfinite else ''}"
 
     @property
     def k(self) -> int:
-        return MMA_SYNC_SHAPES[INPUT_BITS[self.in_fmt]].k
+        return self.form.k if self.form is not None else MMA_SYNC_SHAPES[INPUT_BITS[self.in_fmt]].k
 
     @property
     def tile(self) -> tuple[int, int]:
+        if self.form is not None:
+            return self.form.tile
         return (16, 8) if self.family == "mma.sync" else (64, WGMMA_N)
 
-    def profile(self, name: str) -> str:
-        """The variant of profile `name` for this instruction family (`sm_90a.mma_sync`)."""
+    @property
+    def arch(self) -> str:
+        return self.form.target if self.form is not None else "sm_90a"
+
+    @property
+    def entry(self) -> str:
+        return {"mma.sync": "mma_sync_batch", "wgmma": "wgmma_batch", "tcgen05": "tcgen05_batch"}[self.family]
+
+    def profile(self, name: str | dict[str, str]) -> str:
+        """The variant of profile `name` for this instruction family (`sm_90a.mma_sync`); `name` may
+        map families to profiles (names or profile files) instead."""
+        if isinstance(name, dict):
+            return name[self.family]
         return for_instruction(name, self.family.replace(".", "_"))
 
     @property
@@ -94,21 +112,33 @@ class Combination:
 COMBINATIONS = tuple(Combination(f, i, a, s) for f in ("mma.sync", "wgmma") for i, a, s in HOPPER_FORMATS)
 
 
+def tcgen05_combinations(target: str) -> tuple[Combination, ...]:
+    """Every tcgen05 form of `target` (sm_100a or sm_103a) as a combination."""
+    return tuple(Combination("tcgen05", f.in_fmt, f.acc, f.satfinite, f) for f in tcgen05_forms(target))
+
+
+#: ue8m0 / ue4m3 codes drawn as block scales: 2^-8 .. 2^8, and positive normal ue4m3 values.
+SCALE_CODES = {"ue8m0": (127 - 8, 127 + 9), "ue4m3": (0x08, 0x78)}
+UNIT_SCALE = {"ue8m0": 127, "ue4m3": 0x38}  # the code of 1.0
+
+
 # --- operands: tiles of vectors, packed into registers or shared-memory images ------------------
 
 
 def tiles_of(c: Combination, tiles: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """A [tiles, M, K], B [tiles, N, K], C [tiles, M, N] raw codes and the family of each A row
-    [tiles, M]: M vectors per tile (rows shuffled over the families); B row n is vector n's b."""
+    [tiles, M]: max(M, N) vectors per tile (rows shuffled over the families); A row m is vector m's
+    a, B row n is vector n's b."""
     m, n = c.tile
+    rows = max(m, n)
     rng = np.random.default_rng(seed)
-    a, b, cc, labels = mix(c.in_fmt, c.acc, c.k, tiles * m, rng)
-    order = rng.permutation(tiles * m)
+    a, b, cc, labels = mix(c.in_fmt, c.acc, c.k, tiles * rows, rng)
+    order = rng.permutation(tiles * rows)
     a, b, cc, labels = a[order], b[order], cc[order], labels[order]
-    a = a.reshape(tiles, m, c.k)
-    b = b.reshape(tiles, m, c.k)[:, :n]
-    cm = np.broadcast_to(cc.reshape(tiles, m, 1), (tiles, m, n)).copy()
-    return a, b, cm, labels.reshape(tiles, m)
+    a = a.reshape(tiles, rows, c.k)[:, :m]
+    b = b.reshape(tiles, rows, c.k)[:, :n]
+    cm = np.broadcast_to(cc.reshape(tiles, rows, 1)[:, :m], (tiles, m, n)).copy()
+    return a, b, cm, labels.reshape(tiles, rows)[:, :m]
 
 
 @dataclass(frozen=True)
@@ -154,29 +184,57 @@ def pack_images(img: SmemImages, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 # --- one chunk: prepare (worker), run (GPU), compare (worker) -----------------------------------
 
 
+def pack_tiles(c: Combination, a: np.ndarray, b: np.ndarray, cm: np.ndarray, a_scale=None, b_scale=None) -> tuple:
+    """What the kernel of `c` takes for tiles A [tiles, M, K], B [tiles, N, K], C [tiles, M, N]
+    (and block scales [tiles, M or N, factors])."""
+    acc_bits = ACC_BITS[c.acc]
+    if c.family == "tcgen05":
+        return c.form.pack(a, b, cm, a_scale, b_scale)
+    if c.family == "mma.sync":
+        shape = MMA_SYNC_SHAPES[INPUT_BITS[c.in_fmt]]
+        bits = INPUT_BITS[c.in_fmt]
+        return (pack_registers(a, *register_elements(shape.a, bits), bits),
+                pack_registers(b, *register_elements(shape.b, bits), bits),
+                pack_registers(cm, *register_elements(shape.c, acc_bits), acc_bits))
+    img = smem_images_for(c)
+    return (pack_images(img, a, b),
+            pack_registers(cm, *register_elements(wgmma_accumulator(WGMMA_N), acc_bits), acc_bits))
+
+
+def scales_of(c: Combination, tiles: int, seed: int) -> tuple[np.ndarray, np.ndarray] | tuple[None, None]:
+    """Random block scales [tiles, M, F] and [tiles, N, F] for a block-scaled form."""
+    if c.form is None or not c.form.scale_fmt:
+        return None, None
+    lo, hi = SCALE_CODES[c.form.scale_fmt]
+    rng = np.random.default_rng(seed ^ 0x5CA1E)
+    m, n = c.tile
+    return (rng.integers(lo, hi, (tiles, m, c.form.factors)).astype(np.uint8),
+            rng.integers(lo, hi, (tiles, n, c.form.factors)).astype(np.uint8))
+
+
 def prepare(c: Combination, tiles: int, seed: int) -> dict:
-    """A chunk's operands, what the kernel takes and the time of its stages (draw, pack)."""
+    """A chunk's operands (with block scales for a scaled form), what the kernel takes and the
+    time of its stages (draw, pack)."""
     stages = Stages()
     with stages("draw"):
         a, b, cm, labels = tiles_of(c, tiles, seed)
-    acc_bits = ACC_BITS[c.acc]
+        sa, sb = scales_of(c, tiles, seed)
     with stages("pack"):
-        if c.family == "mma.sync":
-            shape = MMA_SYNC_SHAPES[INPUT_BITS[c.in_fmt]]
-            bits = INPUT_BITS[c.in_fmt]
-            inputs = (pack_registers(a, *register_elements(shape.a, bits), bits),
-                      pack_registers(b, *register_elements(shape.b, bits), bits),
-                      pack_registers(cm, *register_elements(shape.c, acc_bits), acc_bits))
-        else:
-            img = smem_images_for(c)
-            inputs = (pack_images(img, a, b),
-                      pack_registers(cm, *register_elements(wgmma_accumulator(WGMMA_N), acc_bits), acc_bits))
-    return {"a": a, "b": b, "c": cm, "labels": labels, "inputs": inputs, "stages": stages}
+        inputs = pack_tiles(c, a, b, cm, sa, sb)
+    return {"a": a, "b": b, "c": cm, "labels": labels, "a_scale": sa, "b_scale": sb, "inputs": inputs, "stages": stages}
 
 
 def d_fragment(c: Combination):
     fragment = MMA_SYNC_SHAPES[INPUT_BITS[c.in_fmt]].c if c.family == "mma.sync" else wgmma_accumulator(WGMMA_N)
     return register_elements(fragment, ACC_BITS[c.acc])
+
+
+def unpack_d(c: Combination, d_words: np.ndarray) -> np.ndarray:
+    """D codes [tiles, M, N] from what the kernel wrote."""
+    if c.family == "tcgen05":
+        return c.form.unpack(d_words)
+    m, n = c.tile
+    return unpack_registers(d_words, *d_fragment(c), ACC_BITS[c.acc], (m, n), storage_dtype(get_format(c.acc)))
 
 
 def compare(c: Combination, chunk: dict, d_words: np.ndarray, profile: str, tiny: int = 0) -> dict:
@@ -186,13 +244,19 @@ def compare(c: Combination, chunk: dict, d_words: np.ndarray, profile: str, tiny
     stages = Stages()
     a, b, cm = chunk["a"], chunk["b"], chunk["c"]
     tiles, m, n = cm.shape
-    acc_dtype = storage_dtype(get_format(c.acc))
     with stages("unpack"):
-        got = unpack_registers(d_words, *d_fragment(c), ACC_BITS[c.acc], (m, n), acc_dtype).reshape(-1)
+        got = unpack_d(c, d_words).reshape(-1)
     with stages("model"):
         a_all = np.broadcast_to(a[:, :, None, :], (tiles, m, n, c.k)).reshape(-1, c.k)
         b_all = np.broadcast_to(b[:, None, :, :], (tiles, m, n, c.k)).reshape(-1, c.k)
-        want = inner_product(a_all, b_all, cm.reshape(-1), c.in_fmt, c.acc, c.profile(profile), saturate=c.saturate)
+        scales = {}
+        if chunk.get("a_scale") is not None:
+            f = c.form.factors
+            scales = {"a_scale": np.broadcast_to(chunk["a_scale"][:, :, None], (tiles, m, n, f)).reshape(-1, f),
+                      "b_scale": np.broadcast_to(chunk["b_scale"][:, None], (tiles, m, n, f)).reshape(-1, f),
+                      "scale_fmt": c.form.scale_fmt}
+        want = inner_product(a_all, b_all, cm.reshape(-1), c.in_fmt, c.acc, c.profile(profile), saturate=c.saturate,
+                             **scales)
     with stages("compare"):
         result = _compared(c, chunk, got, want, a_all, b_all, tiny)
     return result | {"stages": stages}
@@ -230,14 +294,21 @@ def run_chunk(gpu, kernels: dict, c: Combination, chunk: dict, stages: Stages) -
     """D fragment words [tiles, registers, threads] from the GPU; copy in, launch (until the GPU
     is done) and read back timed into `stages`."""
     tiles = chunk["c"].shape[0]
-    registers = chunk["inputs"][-1].shape[1]
-    threads = 32 if c.family == "mma.sync" else 128
+    kernel = kernels[c.id]
     with stages("copy in"):
         inputs = [gpu.to_device(x) for x in chunk["inputs"]]
-        d = gpu.empty((tiles, registers, threads), np.uint32)
-    kernel = kernels[c.id]
+        if c.family == "tcgen05":
+            d = gpu.empty(chunk["inputs"][1].shape, np.uint32)
+        else:
+            threads = 32 if c.family == "mma.sync" else 128
+            d = gpu.empty((tiles, chunk["inputs"][-1].shape[1], threads), np.uint32)
     with stages("launch"):
-        if c.family == "mma.sync":
+        if c.family == "tcgen05":
+            form = c.form
+            units = min(tiles, TCGEN05_CTAS // form.ctas) * form.ctas
+            gpu.launch(kernel, units, 128, form.smem_bytes, inputs[0], inputs[1], d, np.uint32(tiles),
+                       cluster=form.ctas if form.ctas > 1 else None)
+        elif c.family == "mma.sync":
             gpu.launch(kernel, min(tiles // 4 + 1, 1024), 128, 0, *inputs, d, np.uint32(tiles))
         else:
             img = smem_images_for(c)
@@ -249,6 +320,8 @@ def run_chunk(gpu, kernels: dict, c: Combination, chunk: dict, stages: Stages) -
 
 
 def kernel_source(c: Combination) -> str:
+    if c.family == "tcgen05":
+        return c.form.kernel()
     if c.family == "mma.sync":
         return mma_sync_kernel(c.mma_sync())
     return wgmma_kernel(c.wgmma(), smem_images_for(c).image_bytes)
@@ -259,18 +332,64 @@ def select(only: Sequence[str]) -> list[Combination]:
     return [c for c in COMBINATIONS if not only or any(s in c.id for s in only)]
 
 
+def gpu_description(gpu) -> dict[str, str]:
+    """Name, architecture and CUDA driver version of the GPU a measurement ran on."""
+    from cuda.bindings import driver
+
+    err, version = driver.cuDriverGetVersion()
+    return {"gpu": gpu.name, "arch": gpu.arch,
+            "driver": f"CUDA driver {version // 1000}.{version % 1000 // 10}" if err == driver.CUresult.CUDA_SUCCESS else "unknown"}
+
+
+class VectorRunner:
+    """Given inner products through one combination on this machine's GPU: vector i sits on the
+    diagonal of a tile (A row r, B row r, C[r, r], r = i mod min(M, N)); every other operand
+    element is +0 (code 0) and every other scale 1, and only the diagonal is read back."""
+
+    def __init__(self, gpu=None):
+        from device.launch import Gpu
+
+        self.gpu = gpu or Gpu()
+        self.kernels: dict[str, object] = {}
+
+    def describe(self) -> dict[str, str]:
+        return gpu_description(self.gpu)
+
+    def run(self, c: Combination, a: np.ndarray, b: np.ndarray, cv: np.ndarray, a_scale=None, b_scale=None) -> np.ndarray:
+        if c.id not in self.kernels:
+            self.kernels[c.id] = self.gpu.load(kernel_source(c), c.arch).get_kernel(c.entry)
+        m, n = c.tile
+        per = min(m, n)
+        count = len(cv)
+        tiles = -(-count // per)
+        t, r = np.divmod(np.arange(count), per)
+        A = np.zeros((tiles, m, c.k), a.dtype)
+        B = np.zeros((tiles, n, c.k), b.dtype)
+        C = np.zeros((tiles, m, n), np.asarray(cv).dtype)
+        A[t, r], B[t, r], C[t, r, r] = a, b, cv
+        sa = sb = None
+        if c.form is not None and c.form.scale_fmt:
+            unit = UNIT_SCALE[c.form.scale_fmt]
+            sa = np.full((tiles, m, c.form.factors), unit, np.uint8)
+            sb = np.full((tiles, n, c.form.factors), unit, np.uint8)
+            if a_scale is not None:
+                sa[t, r], sb[t, r] = a_scale, b_scale
+        chunk = {"c": C, "inputs": pack_tiles(c, A, B, C, sa, sb)}
+        return unpack_d(c, run_chunk(self.gpu, self.kernels, c, chunk, Stages()))[t, r, r]
+
+
 def measure(gpu, combinations: Sequence[Combination], count: int, seed: int, profile: str, jobs: int,
             log: TextIO | None = None, tiny: int = 0) -> tuple[dict, dict]:
     """Run `count` (rounded up to whole chunks) inner products per combination on `gpu` (a
-    `device.launch.Gpu` of sm_90) with `jobs` worker processes; the report (JSON-able, with the time
-    of every stage per combination and in all: `stage_profile`) and the kept samples (arrays per
-    combination; `tiny`: up to that many subnormal results more). Progress lines go to `log`
-    (standard error when None, looked up at call time)."""
+    `device.launch.Gpu` that runs their targets) with `jobs` worker processes; the report (JSON-able,
+    with the time of every stage per combination and in all: `stage_profile`) and the kept samples
+    (arrays per combination; `tiny`: up to that many subnormal results more). Progress lines go to
+    `log` (standard error when None, looked up at call time)."""
     log = log or sys.stderr
     kernels = {}
     for c in combinations:
-        kernels[c.id] = gpu.load(kernel_source(c), TARGET).get_kernel("mma_sync_batch" if c.family == "mma.sync" else "wgmma_batch")
-    report = {"gpu": gpu.name, "arch": gpu.arch, "profile": profile, "seed": seed, "combinations": []}
+        kernels[c.id] = gpu.load(kernel_source(c), c.arch).get_kernel(c.entry)
+    report = {**gpu_description(gpu), "profile": profile, "seed": seed, "combinations": []}
     samples: dict[str, np.ndarray] = {}
     every = {where: Stages() for where in STAGE_PLACES}
     started = time.perf_counter()

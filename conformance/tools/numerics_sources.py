@@ -45,10 +45,16 @@ INT_PAIRS = (("s8", "s32"), ("u8", "s32"))
 
 @dataclass(frozen=True)
 class Scaling:
-    """Block scaling a source can run for an input format: scale format and elements per block."""
+    """Block scaling a source can run for an input format: scale format, elements per block, and
+    the K of the inner products it scales."""
 
     scale_fmt: str
     block: int
+    k: int
+
+
+class SourceUnavailable(RuntimeError):
+    """The source cannot run on this machine (no GPU, another architecture); the message says why."""
 
 
 class VectorSource(Protocol):
@@ -137,8 +143,12 @@ class ModelSource:
         return f"numeric model, profile {self.profile.name}"
 
     def scalings(self, in_fmt: str) -> tuple[Scaling, ...]:
-        if in_fmt in ("e4m3", "e5m2", "e3m2", "e2m3", "e2m1"):  # the model scales any narrow float format
-            return (Scaling("ue8m0", 32), Scaling("ue4m3", 16))
+        # the block scalings of PTX ISA Tables 54-55: ue8m0 per 32 elements (mxf8f6f4, mxf4),
+        # ue4m3 per 16 (mxf4nvf4, fp4 only)
+        if in_fmt in ("e4m3", "e5m2", "e3m2", "e2m3"):
+            return (Scaling("ue8m0", 32, 32),)
+        if in_fmt == "e2m1":
+            return (Scaling("ue8m0", 32, 32), Scaling("ue4m3", 16, 64))
         return ()
 
     def evaluate(self, in_fmt, acc_fmt, a, b, c, *, a_scale=None, b_scale=None, scale_fmt="ue8m0", saturate=None):
@@ -146,33 +156,50 @@ class ModelSource:
                              scale_fmt=scale_fmt, saturate=saturate)
 
 
+#: GPU architectures each instruction family runs on.
+FAMILY_ARCHS = {"mma.sync": ("sm_90",), "wgmma": ("sm_90",), "tcgen05": ("sm_100", "sm_103")}
+
+
 class GpuSource:
-    """Hopper silicon through the inner-product harness of `conformance.tools.numerics_measure`:
-    each inner product sits on the diagonal of one `mma.sync` or `wgmma` tile (D[m, m] = A[m] .
-    B[m] + C[m, m]), the other elements are ignored. K is the instruction's."""
+    """Silicon through the shared inner-product harness of `conformance.tools.numerics_measure`
+    (`mma.sync` or `wgmma` on Hopper, `tcgen05.mma` on Blackwell): each inner product sits on the
+    diagonal of one tile (D[m, m] = A[m] . B[m] + C[m, m]), the other elements are ignored. K is the
+    instruction's. SourceUnavailable when this machine has no GPU of the family's architecture."""
 
     def __init__(self, family: str):
         from conformance.tools import numerics_measure as measure
+        from device.launch import GpuUnavailable
 
-        if family not in ("mma.sync", "wgmma"):
-            raise ValueError(f"gpu source family {family!r}: the Hopper harness runs mma.sync and wgmma")
+        if family not in FAMILY_ARCHS:
+            raise ValueError(f"gpu source family {family!r}: one of {', '.join(FAMILY_ARCHS)}")
         self.family = family
         self.name = f"gpu:{family}"
-        self._measure = measure
-        self._combinations = {(c.in_fmt, c.acc): c for c in measure.COMBINATIONS
-                              if c.family == family and not c.satfinite}
-        self._satfinite = {(c.in_fmt, c.acc): c for c in measure.COMBINATIONS if c.family == family and c.satfinite}
-        self._runner = measure.VectorRunner()
+        try:
+            self._runner = measure.VectorRunner()
+        except GpuUnavailable as e:
+            raise SourceUnavailable(str(e)) from None
+        arch = self._runner.gpu.arch
+        if arch not in FAMILY_ARCHS[family]:
+            raise SourceUnavailable(f"{self._runner.gpu.name} is {arch}; {family} runs on {' / '.join(FAMILY_ARCHS[family])} only")
+        if family == "tcgen05":
+            combos = measure.tcgen05_combinations(f"{arch}a")
+        else:
+            combos = tuple(c for c in measure.COMBINATIONS if c.family == family)
+        plain = [c for c in combos if c.form is None or not c.form.scale_fmt]
+        self._combinations = {(c.in_fmt, c.acc): c for c in plain if not c.satfinite}
+        self._satfinite = {(c.in_fmt, c.acc): c for c in plain if c.satfinite}
+        self._scaled = {(c.in_fmt, c.form.scale_fmt, c.k // c.form.factors, c.k): c for c in combos
+                        if c.form is not None and c.form.scale_fmt and not c.form.k96}
 
     def provenance(self) -> dict[str, str]:
-        gpu = self._runner.describe()
-        return {"source": self.name, "gpu": gpu["gpu"], "arch": gpu["arch"], "driver": gpu["driver"],
-                "machine": _machine(), "date": _now()}
+        return {"source": self.name, **self._runner.describe(), "machine": _machine(), "date": _now()}
 
     def pairs(self) -> tuple[tuple[str, str], ...]:
         return tuple(self._combinations)
 
     def unsupported(self) -> dict[str, str]:
+        if self.family == "tcgen05":
+            return {}
         return {f: "Hopper has no fp6/fp4 tensor-core inputs (PTX ISA: .e2m3/.e3m2/.e2m1 need sm_100a+)"
                 for f in ("e2m3", "e3m2", "e2m1")}
 
@@ -184,14 +211,17 @@ class GpuSource:
 
     def instruction(self, in_fmt: str, acc_fmt: str) -> str:
         c = self._combinations[(in_fmt, acc_fmt)]
-        return f"{c.family} m{c.tile[0]}n{c.tile[1]}k{c.k} (inferred on silicon)"
+        kind = f".kind::{c.form.kind}" if c.form is not None else ""
+        return f"{c.family}{kind} m{c.tile[0]}n{c.tile[1]}k{c.k} (inferred on silicon)"
 
     def scalings(self, in_fmt: str) -> tuple[Scaling, ...]:
-        return ()
+        return tuple(Scaling(fmt, block, k) for (f, fmt, block, k) in self._scaled if f == in_fmt)
 
     def evaluate(self, in_fmt, acc_fmt, a, b, c, *, a_scale=None, b_scale=None, scale_fmt="ue8m0", saturate=None):
         if a_scale is not None:
-            raise ValueError(f"{self.name} runs no block scaling")
+            k = a.shape[1]
+            combo = self._scaled[(in_fmt, scale_fmt, k // a_scale.shape[1], k)]
+            return self._runner.run(combo, a, b, c, a_scale, b_scale)
         table = self._satfinite if saturate else self._combinations
         return self._runner.run(table[(in_fmt, acc_fmt)], a, b, c)
 

@@ -1,0 +1,172 @@
+"""`numerics infer`: profiles inferred from nothing by directed feature tests.
+
+The strongest check: every built-in profile, used as a vector source through the numeric model,
+is inferred back parameter for parameter, and a handful of random datapaths from the model's
+parameter space are too (up to the values the tests show act alike). The rest: profile files
+load wherever a profile name is accepted, the simulator line protocol, what the recorded B200 and
+H100 folders determine, and the command line (a GPU source skips with its reason here)."""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conformance.cli import main
+from conformance.tools import numerics_infer as ni
+from conformance.tools.numerics_sources import ModelSource, SimulatorSource, SourceUnavailable
+from oracles.numerics import inner_product
+from oracles.numerics.profiles import PARAMETERS, PROFILES, Datapath, Profile, ProfileFileError, get_profile
+from oracles.numerics.vectors import recorded_vectors_root
+
+DATA = recorded_vectors_root()
+needs_data = pytest.mark.skipif(not (DATA / "B200").is_dir(), reason=f"recorded vectors not found at {DATA}")
+SIMULATOR = Path(__file__).parent / "line_protocol_simulator.py"
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES))
+def test_every_profile_is_inferred_back_parameter_for_parameter(name):
+    """From nothing: every datapath of the profile, every parameter but the instruction's name,
+    and the integer overflow; the confirmation vectors agree too."""
+    result = ni.infer_profile(ModelSource(name), confirm_vectors=256)
+    assert result.errors == {}
+    assert ni.compare_profiles(result.profile, get_profile(name)) == []
+    assert set(result.profile.datapaths) == {p for p in ModelSource(name).pairs() if p[1] != "s32"}
+    assert all(c["confirmation"]["mismatches"] == 0 for key, c in result.checks.items() if key != "int_overflow")
+    assert all(s["mismatches"] == 0 for c in result.checks.values() if isinstance(c, dict) for s in c.get("block_scales", []))
+
+
+def _random_datapath(rng: random.Random) -> tuple[str, str, dict]:
+    in_fmt, acc = rng.choice([("f16", "f32"), ("bf16", "f32"), ("e4m3", "f16"), ("e5m2", "f32"), ("tf32", "f32")])
+    k = ModelSource("exact").k(in_fmt, acc)
+    step = rng.choice([d for d in (4, 8, 16, 32) if d <= k])
+    ways = rng.choice([w for w in (1, 2, 4) if step % w == 0])
+    precision = 24 if acc == "f32" else 11
+    return in_fmt, acc, dict(
+        instruction="random", k_step=step, split_ways=ways,
+        split_stride=1 if ways == 1 else rng.choice([s for s in (1, 2, 4) if ways * s <= step]),
+        align_frac_bits=rng.choice([None, *range(10, 32)]),
+        align_floor=rng.choice([None, -152, -158]) if acc == "f32" else None,
+        group_precision=rng.choice([None, *range(precision - 8, precision)]), group_rounding=rng.choice(["rz", "rne"]),
+        c_entry=rng.choice(["first_group", "final_add"]), final_rounding=rng.choice(["rz", "rne"]),
+        subnormal_inputs=rng.random() < 0.8, subnormal_outputs=rng.random() < 0.8,
+        zero_sign=rng.choice(["ieee", "positive"]))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_datapaths_are_inferred(seed):
+    """A datapath drawn from the parameter space: every parameter's true value is among those the
+    tests leave (structures compared by their sequence of groups when c joins the first group,
+    where step and group boundaries act alike), and the chosen datapath computes like it."""
+    in_fmt, acc, values = _random_datapath(random.Random(seed))
+    truth = Datapath(**values, provenance={p: "random" for p in PARAMETERS})
+    source = ModelSource(Profile("random", "random datapath", {(in_fmt, acc): truth}))
+    inf = ni.infer_datapath(source, in_fmt, acc)
+    k = inf.k
+    for p in ni.SEARCHED:
+        if p == ni.STRUCTURE:
+            want = (values["k_step"], values["split_ways"], values["split_stride"])
+            if values["c_entry"] == "first_group":
+                seq = [ni.groups_of(k, s) for s in inf.allowed(p)]
+                assert ni.groups_of(k, want) in seq, (p, want, inf.allowed(p))
+                continue
+            assert want in inf.allowed(p), (p, want, inf.allowed(p))
+        else:
+            assert values[p] in inf.allowed(p), (p, values[p], inf.allowed(p))
+    chosen = ni.datapath(ni.choose_one({(in_fmt, acc): inf}, (in_fmt, acc)))
+    a, b, c, _ = ni.mix(in_fmt, acc, k, 2000, np.random.default_rng(seed))
+    assert np.array_equal(inner_product(a, b, c, in_fmt, acc, ni._as_profile(chosen, in_fmt, acc)),
+                          inner_product(a, b, c, in_fmt, acc, source.profile))
+
+
+def test_an_inferred_profile_file_loads_wherever_a_profile_name_does(tmp_path):
+    out = tmp_path / "inferred.json"
+    assert main(["numerics", "infer", "--source", "model:sm_90a", "--formats", "f16", "--confirm", "64",
+                 "--out", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["provenance"]["source"] == "model:sm_90a" and "command" in data["provenance"] and "date" in data["provenance"]
+    assert data["inference"]["datapaths"]["f16->f32"]["parameters"]["align_frac_bits"]["chosen_by"] == "determined"
+    loaded = get_profile(str(out))
+    assert loaded.datapath("f16", "f32").align_frac_bits == 25
+    rng = np.random.default_rng(0)
+    a, b, c, _ = ni.mix("f16", "f32", 16, 500, rng)
+    assert np.array_equal(inner_product(a, b, c, "f16", "f32", str(out)), inner_product(a, b, c, "f16", "f32", "sm_90a"))
+    if (DATA / "H100" / "fp16").is_dir():  # a profile file where the command line takes a name
+        assert main(["vectors", "check", str(DATA / "H100" / "fp16"), "--profile", str(out)]) == 0
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda d: d.pop("datapaths"), "$.datapaths: missing"),
+    (lambda d: d["datapaths"]["f16->f32"]["k_step"].update(value=0), "must be at least 1"),
+    (lambda d: d["datapaths"]["f16->f32"]["c_entry"].update(value="middle"), "is not one of first_group, final_add"),
+    (lambda d: d.update(colour="red"), "$.colour: unknown field"),
+])
+def test_malformed_profile_files_give_one_line_errors(tmp_path, edit, message):
+    data = json.loads(json.dumps(PROFILES["sm_90a"].as_dict()))
+    edit(data)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ProfileFileError) as e:
+        get_profile(str(path))
+    assert message in str(e.value) and "\n" not in str(e.value) and str(path) in str(e.value)
+
+
+def test_the_line_protocol_carries_a_simulator():
+    """A simulator speaking the protocol (tests/numerics/line_protocol_simulator.py: the numeric
+    model behind the line protocol) is inferred like the model itself."""
+    source = SimulatorSource(f"{sys.executable} {SIMULATOR} sm_100a")
+    try:
+        assert ("e4m3", "f16") in source.pairs()
+        inf = ni.infer_datapath(source, "e4m3", "f16")
+        values = ni.choose_one({("e4m3", "f16"): inf}, ("e4m3", "f16"))
+        dp = ni.datapath(values)
+        ref = PROFILES["sm_100a"].datapath("e4m3", "f16")
+        assert (dp.split_ways, dp.split_stride, dp.c_entry, dp.group_rounding) == (ref.split_ways, ref.split_stride,
+                                                                                    ref.c_entry, ref.group_rounding)
+    finally:
+        source.close()
+
+
+@needs_data
+def test_recorded_b200_tf32_determines_its_core_and_leaves_the_rest_open():
+    """B200 tf32 -> f32 (K = 4): one group, 25 alignment bits, truncation and c in the group are
+    the only values consistent with the 2,500 vectors; subnormals, zero sign and the floor are not
+    exercised, and with c in the group the final rounding is unused."""
+    [r] = ni.infer_recorded(DATA / "B200" / "tf32")
+    assert r.allowed["align_frac_bits"] == [25] and r.allowed["group_rounding"] == ["rz"]
+    assert r.allowed["c_entry"] == ["first_group"] and r.allowed[ni.STRUCTURE] == [(4, 1, 1)]
+    assert set(r.unexercised) == {"subnormal_inputs", "subnormal_outputs", "zero_sign", "align_floor"}
+    assert len(r.allowed["final_rounding"]) == 2
+    dp = ni.recorded_datapath(r)
+    rec = r.record
+    assert np.array_equal(inner_product(rec.a, rec.b, rec.c, "tf32", "f32", ni._as_profile(dp, "tf32", "f32")), rec.d)
+
+
+def test_a_gpu_source_without_its_gpu_skips_with_the_reason(capsys):
+    try:
+        ni.source_from_spec("gpu:tcgen05")
+    except SourceUnavailable as e:
+        reason = str(e)
+    else:
+        pytest.skip("this machine has a Blackwell GPU")
+    assert main(["numerics", "infer", "--source", "gpu:tcgen05"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("skipped: ") and reason in out
+
+
+def test_compare_exits_1_on_a_difference(capsys):
+    assert main(["numerics", "infer", "--source", "model:sm_90a.mma_sync", "--formats", "e5m2", "--confirm", "0",
+                 "--compare", "sm_90a"]) == 1
+    out = capsys.readouterr().out
+    assert "differs from sm_90a: e5m2->f32 split_ways" in out
+
+
+@pytest.mark.parametrize("spec", ["model", "nothing:x", "gpu:", "model:no_such_profile"])
+def test_bad_sources_are_one_line_usage_errors(spec, capsys):
+    assert main(["numerics", "infer", "--source", spec]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "error" in err
