@@ -324,14 +324,22 @@ class DatapathInference:
 
     def run(self, pool: Pool | None) -> Pool | None:
         """Send a pool to the source (once), keep it, and drop the group precisions its results
-        rule out: every result is a group's p-bit rounding (an addition of c after the groups
-        is exact when c = 0, and otherwise rounds to more bits), so p is at least the number of
-        significant bits of any normal result whose c is zero."""
+        rule out: where c is zero and every nonzero product lies in one instruction step (under
+        every structure still allowed), the result is that step's last group rounding - p bits -
+        passed on unchanged or truncated (an addition of c after the groups adds zero; a later
+        step's group of zero products only truncates), so p is at least its significant bits."""
         if pool is None or not len(pool):
             return None
         pool.observed = _unsigned(self.source.evaluate(self.in_fmt, self.acc_fmt, pool.a, pool.b, pool.c))
         self.pools.append(pool)
-        bits = significant_bits(pool.observed[pool.c == 0], self.acc_fmt)
+        zero = Builder(self.in_fmt, self.acc_fmt, self.k).zero
+        used = (pool.a != zero) & (pool.b != zero)
+        first = np.where(used.any(axis=1), used.argmax(axis=1), 0)
+        last = np.where(used.any(axis=1), self.k - 1 - used[:, ::-1].argmax(axis=1), 0)
+        one_step = np.ones(len(pool), dtype=bool)
+        for step, _, _ in self.allowed(STRUCTURE):
+            one_step &= first // step == last // step
+        bits = significant_bits(pool.observed[(pool.c == 0) & one_step], self.acc_fmt)
         outcome = self.outcomes["group_precision"]
         narrowed = [p for p in outcome.allowed if (p or get_format(self.acc_fmt).precision) >= bits]
         if narrowed != outcome.allowed:
@@ -1060,8 +1068,6 @@ def _unexercised(rec, k: int, fa: FloatFormat) -> dict[str, str]:
         out["subnormal_outputs"] = "no result is zero, subnormal or within two binades of the smallest normal"
     if not (dd.mant == 0).any():
         out["zero_sign"] = "no zero result"
-    if not (dc.mant != 0).any():
-        out["c_entry"] = out["final_rounding"] = "c is zero in every vector"
     nz = (da.mant != 0) & (db.mant != 0)
     top = np.where(nz, da.aexp + db.aexp, -(1 << 30)).max(axis=1)
     top = np.maximum(top, np.where(dc.mant != 0, dc.aexp, -(1 << 30)))
@@ -1096,45 +1102,44 @@ def infer_recorded_file(rec, log: Callable[[str], None] | None = None) -> Record
         rare_values["align_floor"] = [None, *range(fa.emin - fa.precision - 1, fa.emin - fa.precision - 17, -1)]
     kept: dict[str, set] = {p: set() for p in SEARCHED}
     consistent: list[dict] = []
-    c_variants = (("first_group", "rne"), ("final_add", "rne"), ("final_add", "rz"))
-    if "c_entry" in unexercised:  # c = 0: c in the first group or added after both leave the sum alone
-        c_variants = c_variants[:1]
-    for c_entry, final in c_variants:
+    c_zero = not (pool.c != 0).any()
+    for c_entry, final in (("first_group", "rne"), ("final_add", "rne"), ("final_add", "rz")):
         shapes = inf.allowed(STRUCTURE)
         if c_entry == "first_group":
             seen: dict[tuple, tuple] = {}
             for s in sorted(shapes, key=lambda s: (s[1], s[0], s[2])):
                 seen.setdefault(tuple(map(tuple, groups_of(k, s))), s)
             shapes = list(seen.values())
-        # A group's rounding is the last step when c joins the first group, or c is zero: then a
-        # result has at most p significant bits, and at most F + log2(K + 1) + 2 (the terms a
-        # group keeps lie within F bits of its largest, plus carries).
-        last_is_group = c_entry == "first_group" or not (pool.c != 0).any()
-        if last_is_group:
-            precisions = [p for p in inf.allowed("group_precision") if (p or fa.precision) >= bits]
-        else:  # not searched: see RecordedInference.unsearched
-            precisions = [None]
-        f_floor = bits - int(math.log2(k + 1)) - 2 if last_is_group else 0
-        widths = [fs for fs in f_early.values() if fs[-1] is None or fs[-1] >= f_floor]
-        for shape, fs_early, p, r in itertools.product(shapes, widths, precisions, ("rz", "rne")):
-            for rare_combo in itertools.product(*rare_values.values()):
-                values = {**{q: _neutral(inf, q) for q in SEARCHED}, STRUCTURE: shape, "c_entry": c_entry,
-                          "final_rounding": final, "align_frac_bits": fs_early[0], "group_precision": p,
-                          "group_rounding": r, **dict(zip(rare_values, rare_combo))}
-                if not np.array_equal(inf.predict(values, early_pool), early_pool.observed):
-                    continue
-                f_full: dict[Any, list] = {}
-                for f in fs_early:
-                    f_full.setdefault(_f_classes(span)(f), []).append(f)
-                for fs in f_full.values():
-                    values["align_frac_bits"] = fs[0]
-                    if not np.array_equal(inf.predict(values, pool), pool.observed):
+        for shape in shapes:
+            # The result is a group's rounding when c joins the first group, or when c is zero and
+            # one step holds every product: then it has at most p significant bits, and at most
+            # F + log2(K + 1) + 2 (a group's terms lie within F bits of its largest, plus carries).
+            last_is_group = c_entry == "first_group" or (c_zero and shape[0] >= k)
+            if last_is_group:
+                precisions = [p for p in inf.allowed("group_precision") if (p or fa.precision) >= bits]
+            else:  # not searched: see RecordedInference.unsearched
+                precisions = [None]
+            f_floor = bits - int(math.log2(k + 1)) - 2 if last_is_group else 0
+            widths = [fs for fs in f_early.values() if fs[-1] is None or fs[-1] >= f_floor]
+            for fs_early, p, r in itertools.product(widths, precisions, ("rz", "rne")):
+                for rare_combo in itertools.product(*rare_values.values()):
+                    values = {**{q: _neutral(inf, q) for q in SEARCHED}, STRUCTURE: shape, "c_entry": c_entry,
+                              "final_rounding": final, "align_frac_bits": fs_early[0], "group_precision": p,
+                              "group_rounding": r, **dict(zip(rare_values, rare_combo))}
+                    if not np.array_equal(inf.predict(values, early_pool), early_pool.observed):
                         continue
-                    consistent.append(dict(values))
-                    for q, v in values.items():
-                        kept[q].update([_hashable(x) for x in fs] if q == "align_frac_bits" else [_hashable(v)])
-                    if c_entry == "first_group":
-                        kept["final_rounding"].update(["rne", "rz"])
+                    f_full: dict[Any, list] = {}
+                    for f in fs_early:
+                        f_full.setdefault(_f_classes(span)(f), []).append(f)
+                    for fs in f_full.values():
+                        values["align_frac_bits"] = fs[0]
+                        if not np.array_equal(inf.predict(values, pool), pool.observed):
+                            continue
+                        consistent.append(dict(values))
+                        for q, v in values.items():
+                            kept[q].update([_hashable(x) for x in fs] if q == "align_frac_bits" else [_hashable(v)])
+                        if c_entry == "first_group":
+                            kept["final_rounding"].update(["rne", "rz"])
     allowed = {}
     for q in SEARCHED:
         if q in unexercised:
@@ -1218,6 +1223,25 @@ def source_from_spec(spec: str) -> VectorSource | str:
     raise ValueError(f"--source {spec!r}: expected model:PROFILE, recorded[:DIR], gpu:FAMILY or sim:COMMAND")
 
 
+def replay_recorded(source: VectorSource, path) -> list[dict]:
+    """Every recorded result file under `path` whose pair the source runs, evaluated by the source
+    (silicon's inner products through a simulator, say): vectors and mismatches per file."""
+    from oracles.numerics.vectors import find_folders, load_folder
+
+    out = []
+    runs = set(source.pairs())
+    for folder in find_folders(path):
+        for rec in load_folder(folder):
+            if (rec.in_fmt, rec.acc_fmt) not in runs:
+                out.append({"file": str(rec.path), "skipped": f"the source does not run {rec.in_fmt}->{rec.acc_fmt}"})
+                continue
+            got = _unsigned(source.evaluate(rec.in_fmt, rec.acc_fmt, rec.a, rec.b, rec.c))
+            bad = np.flatnonzero(got != _unsigned(rec.d))
+            out.append({"file": str(rec.path), "input": rec.in_fmt, "accumulator": rec.acc_fmt, "recorded_with": rec.family,
+                        "vectors": int(len(got)), "mismatches": int(len(bad)), "first_mismatch_lines": [int(i) + 1 for i in bad[:5]]})
+    return out
+
+
 def compare_profiles(inferred: Profile, reference: Profile) -> list[dict]:
     """Parameter by parameter, every datapath of `inferred` against `reference` (the instruction
     description aside): one entry per difference, and per datapath the reference lacks."""
@@ -1265,10 +1289,12 @@ def run_command(args, command: str) -> tuple[dict, int]:
         try:
             result = infer_profile(source, args.name, formats=formats, confirm_vectors=args.confirm, seed=args.seed,
                                    command=command, log=None if args.json else (lambda m: print(m, file=sys.stderr)))
+            profile, report = result.profile, result.report()
+            if args.recorded:
+                report["recorded_replay"] = replay_recorded(source, args.recorded)
         finally:
             if hasattr(source, "close"):
                 source.close()
-        profile, report = result.profile, result.report()
     status = 0
     if args.compare:
         differences = compare_profiles(profile, get_profile(args.compare))
@@ -1307,6 +1333,8 @@ def summary_lines(report: dict) -> list[str]:
     for r in inference.get("recorded", []):
         determined = [p for p, v in r["parameters"].items() if v["determined"]]
         lines.append(f"  {r['file']}: {r['consistent_datapaths']} consistent datapaths; determined: {', '.join(determined)}")
+    for r in report.get("recorded_replay", []):
+        lines.append(f"  recorded {r['file']}: " + (r["skipped"] if "skipped" in r else f"{r['mismatches']} of {r['vectors']} differ"))
     for key, e in inference.get("errors", {}).items():
         lines.append(f"  ERROR {key}: {e}")
     for d in report.get("comparison", {}).get("differences", []):

@@ -231,18 +231,17 @@ class SimulatorError(RuntimeError):
 
 
 PROTOCOL = "tcgen05-conformance-numerics 1"
+BLOCK = 1024  # requests per `sync`: their replies (about 12 bytes each) fit any pipe's buffer
 
 
 class SimulatorSource:
     """A numeric simulator over the line protocol (docs/numerics.md, "Numeric simulators"): the
     command is started once, greeted, asked which pairs it runs, then sent one request line per
-    inner product and read one reply line per request."""
+    inner product, in blocks closed by `sync`, and read one reply line per request and `ok`."""
 
-    def __init__(self, command: str, k: int = 32, timeout_s: float = 600.0):
+    def __init__(self, command: str):
         self.command = command
         self.name = f"sim:{command}"
-        self._k = k
-        self._timeout = timeout_s
         self._child = subprocess.Popen(shlex.split(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                        text=True, bufsize=1)
         self._send(f"hello {PROTOCOL}")
@@ -263,7 +262,10 @@ class SimulatorSource:
             raise SimulatorError(f"{self.command}: the simulator exited ({self._child.poll()})") from None
 
     def _read(self) -> str:
-        self._child.stdin.flush()
+        try:
+            self._child.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise SimulatorError(f"{self.command}: the simulator exited ({self._child.poll()})") from None
         line = self._child.stdout.readline()
         if not line:
             raise SimulatorError(f"{self.command}: the simulator exited without replying ({self._child.poll()})")
@@ -289,7 +291,7 @@ class SimulatorSource:
         return {}
 
     def k(self, in_fmt: str, acc_fmt: str) -> int:
-        return self._k
+        return INSTRUCTION_K[in_fmt]
 
     def k_is_instruction(self) -> bool:
         return True
@@ -313,26 +315,31 @@ def request_line(in_fmt: str, acc_fmt: str, a_row: np.ndarray, b_row: np.ndarray
 
 
 def simulate(send, read, in_fmt: str, acc_fmt: str, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """Results of a batch over the line protocol (requests sent in blocks so pipes never fill)."""
+    """Results of a batch over the line protocol: blocks of BLOCK requests, each closed by `sync`,
+    whose `ok` follows the block's replies (small enough that no pipe fills: a simulator may
+    answer each line at once, or - like an Octave batch - only at `sync`)."""
     dtype = storage_dtype(get_format(acc_fmt))
     unsigned = np.dtype(dtype.str.replace("i", "u"))
     a = np.asarray(a).astype(storage_dtype(get_format(in_fmt)).str.replace("i", "u"))
     b = np.asarray(b).astype(a.dtype)
     c = np.asarray(c).astype(unsigned) if np.asarray(c).dtype.kind == "u" else np.asarray(c).astype(dtype).view(unsigned)
     out = np.empty(len(c), dtype=unsigned)
-    block = 256
-    for lo in range(0, len(c), block):
-        hi = min(lo + block, len(c))
+    for lo in range(0, len(c), BLOCK):
+        hi = min(lo + BLOCK, len(c))
         for i in range(lo, hi):
             send(request_line(in_fmt, acc_fmt, a[i], b[i], c[i]))
+        send("sync")
         for i in range(lo, hi):
             reply = read().split()
             if len(reply) != 2 or reply[0] != "d":
-                raise SimulatorError(f"request {i + 1}: expected 'd HEX', got {' '.join(reply)[:80]!r}")
+                raise SimulatorError(f"request {i + 1}: expected 'd HEX', got {' '.join(reply)[:120]!r}")
             try:
                 out[i] = int(reply[1], 16)
             except ValueError:
                 raise SimulatorError(f"request {i + 1}: {reply[1][:20]!r} is not a hexadecimal code") from None
+        done = read()
+        if done != "ok":
+            raise SimulatorError(f"expected 'ok' after the replies to a block, got {done[:80]!r}")
     return out.view(dtype)
 
 

@@ -33,6 +33,8 @@ def main() -> None:
             row = lambda text, fmt: np.array([int(x, 16) for x in text.split(",")], DTYPES[fmt])[None]  # noqa: E731
             d = inner_product(row(a, fi), row(b, fi), np.array([int(c, 16)], DTYPES[fa]), fi, fa, profile)[0]
             reply = f"d {int(d):x}"
+        elif words == ["sync"]:
+            reply = "ok"
         else:
             reply = f"error cannot parse {line.strip()[:40]!r}"
         print(reply, flush=True)
