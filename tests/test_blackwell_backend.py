@@ -119,6 +119,52 @@ def test_run_without_a_blackwell_gpu_skips_the_backend_with_its_reason(tmp_path,
     assert err == "tcgen05-conformance: nothing ran: no backend under test (blackwell) ran a case\n"
 
 
+class _StandInWorker:
+    """A GPU worker that says it holds a B200 and must never run a kernel."""
+
+    def __init__(self):
+        self.closed = False
+
+    def describe(self):
+        return "NVIDIA B200", (10, 0)
+
+    def run(self, launch):
+        pytest.fail("a case kernel ran after the plumbing check failed")
+
+    def close(self):
+        self.closed = True
+
+
+def test_a_failed_plumbing_check_errors_every_case_with_its_diagnosis(monkeypatch):
+    import conformance.harness.backends.blackwell as bw
+    from device.tcgen05_inner_products import PlumbingCheck
+
+    import sys
+    import types
+
+    monkeypatch.setitem(sys.modules, "cuda.core", sys.modules.get("cuda.core") or types.ModuleType("cuda.core"))
+    checked = []
+    diagnosis = "tcgen05.ld wrote nothing back"
+    monkeypatch.setattr(bw, "GpuWorker", _StandInWorker)
+    monkeypatch.setattr(bw, "plumbing_check", lambda worker, target: checked.append(target) or PlumbingCheck(False, "tmem", diagnosis))
+    backend = BlackwellBackend()
+    programs = [_program(CTA1, seed) for seed in (1, 2)]
+    observations = backend.observe(programs)
+    assert checked == ["sm_100a"]  # once, for the GPU's own target, before any case
+    assert [o.error for o in observations] == [f"not run: the Blackwell plumbing check failed at its tmem step: {diagnosis}"] * 2
+
+
+def test_the_plumbing_check_is_not_run_without_a_blackwell_gpu(monkeypatch):
+    import conformance.harness.backends.blackwell as bw
+
+    reason = BlackwellBackend().unavailable_reason()
+    if reason is None:
+        pytest.skip("a Blackwell GPU is here: the plumbing check runs")
+    monkeypatch.setattr(bw, "plumbing_check", lambda worker, target: pytest.fail("the plumbing check ran"))
+    [observation] = BlackwellBackend().observe([_program(CTA1)])
+    assert observation.skip == reason
+
+
 # --- case decisions that need no GPU -------------------------------------------------------
 
 

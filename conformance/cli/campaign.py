@@ -8,8 +8,8 @@ import os
 import sys
 
 from conformance.cli.common import (
-    EXIT_FAILED, EXIT_OK, GPU_EXIT_STATUSES, JOBS_LIMIT, NothingRan, UsageError, backend_spec, command_line, count,
-    hopper_gpu_or_skip, machine, output_file, output_folder, seconds, seed, shard, write_json,
+    EXIT_FAILED, EXIT_OK, GPU_EXIT_STATUSES, JOBS_LIMIT, PROFILE_FILE_HELP, NothingRan, UsageError, backend_spec, command_line,
+    count, hopper_gpu_or_skip, machine, output_file, output_folder, profile_spec, seconds, seed, shard, write_json,
 )
 from conformance.harness.backends.registry import DEFAULT_REFERENCE
 
@@ -40,6 +40,9 @@ def add(sub) -> None:
     cam.add_argument("--reference", type=backend_spec, default=DEFAULT_REFERENCE, metavar="NAME",
                      help=f"the backend whose D the GPU's must equal: any backend spec that observes states, as for run "
                           f"(default {DEFAULT_REFERENCE})")
+    cam.add_argument("--profile", type=profile_spec, metavar="PROFILE",
+                     help=f"numeric profile judging the programs, as for run: a Hopper profile name {PROFILE_FILE_HELP} "
+                          "(default sm_90a; mma.sp sm_90a.mma_sync)")
     cam.add_argument("--gpus", type=gpus, default=None, metavar="N|all",
                      help="GPUs to use, one worker process each: the first N that CUDA_VISIBLE_DEVICES leaves visible, "
                           "or all of them (default all); with --host-only, N stand-in workers (default 1)")
@@ -92,7 +95,7 @@ def cmd_campaign(args: argparse.Namespace) -> int:
     from device.kernel_cache import default_directory
 
     settings = tool.Settings(args.programs, args.seed, args.data_sets, not args.no_batch_oracle, default_directory(), args.shard,
-                             reference=args.reference)
+                             reference=args.reference, profile=args.profile)
     launcher = tool.HOST_ONLY if args.host_only else tool.GPU_LAUNCHER
     try:
         report = tool.campaign(settings, args.jobs, devices, launcher, args.cases, args.timeout, keep_cache=not args.no_cache)

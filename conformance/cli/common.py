@@ -59,6 +59,31 @@ def backend_spec(text: str) -> str:
     return text
 
 
+PROFILE_FILE_HELP = "or a profile file that `numerics infer --out` wrote (docs/numerics.md, \"Inferring a profile\")"
+
+
+def profile_spec(text: str) -> str:
+    """A numeric profile: a name (`exact`, `sm_90a`, an instruction variant such as
+    `sm_90a.mma_sync`) or a profile file, loaded here so that a bad one is refused while parsing
+    (the model is imported only for a file)."""
+    from conformance.core.numeric_profiles import PROFILE_NAMES
+
+    if text.split(".")[0] in PROFILE_NAMES and not text.endswith(".json"):
+        from oracles.numerics.profiles import PROFILES
+
+        if text in PROFILES:
+            return text
+        raise argparse.ArgumentTypeError(f"unknown profile {text!r}; profiles: {', '.join(PROFILES)}, "
+                                         "or a profile JSON file")
+    from oracles.numerics.profiles import get_profile
+
+    try:
+        get_profile(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
+
+
 def command_line(args: argparse.Namespace) -> str:
     """The command as given, as reports record it (quoted so that it can be run again)."""
     return shlex.join([PROG, *args.argv])
@@ -157,13 +182,13 @@ def output_folder(text: str) -> str:
     return text
 
 
-def hopper_gpu_or_skip(command: str):
-    """The sm_90 GPU a device tool runs on (`conformance.tools.hopper_gpu`), or NothingRan saying which of
-    cuda-core, a GPU or an sm_90 GPU this machine lacks."""
+def hopper_gpu_or_skip(command: str, target: str = "sm_90a"):
+    """The GPU a device tool runs on (`conformance.tools.hopper_gpu`: sm_90 unless `target` says
+    otherwise), or NothingRan saying which of cuda-core, a GPU or a GPU of the target this machine lacks."""
     from conformance.tools.hopper_gpu import hopper_gpu
     from device.launch import GpuUnavailable
 
     try:
-        return hopper_gpu(command)
+        return hopper_gpu(command, target)
     except GpuUnavailable as e:
         raise NothingRan(str(e)) from None

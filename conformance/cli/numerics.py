@@ -1,6 +1,7 @@
-"""`numerics measure|fit|sweep|catch-rates|probes`: the numeric model against Hopper silicon, one-parameter
-sweeps around a profile (over recorded vectors, or on the GPU at silicon speed), how often discriminating
-vectors expose a changed datapath, and the probe vectors that would settle a new GPU's datapath."""
+"""`numerics measure|infer|fit|sweep|catch-rates|probes`: the numeric model against silicon, profiles
+inferred from nothing by directed feature tests, one-parameter sweeps around a profile (over recorded
+vectors, or on the GPU at silicon speed), how often discriminating vectors expose a changed datapath,
+and the probe vectors that would settle a new GPU's datapath."""
 
 from __future__ import annotations
 
@@ -9,11 +10,9 @@ import os
 import sys
 
 from conformance.cli.common import (
-    EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_STATUSES, GPU_EXIT_STATUSES, JOBS_LIMIT, NothingRan, UsageError, command_line, count,
-    hopper_gpu_or_skip, machine,
-    output_file, print_json, seed, write_json,
+    EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_STATUSES, GPU_EXIT_STATUSES, JOBS_LIMIT, PROFILE_FILE_HELP, NothingRan, UsageError,
+    backend_spec, command_line, count, hopper_gpu_or_skip, machine, output_file, print_json, profile_spec, seed, write_json,
 )
-from oracles.numerics import PROFILES as NUMERIC_PROFILES
 from oracles.numerics.profiles import PARAMETERS as DATAPATH_PARAMETERS
 
 COUNT_LIMIT = 10**12
@@ -21,10 +20,12 @@ CATCH_RATE_DATAPATHS = ("f16:f32", "bf16:f32", "e4m3:f32", "f16:f16", "e4m3:f16"
 
 
 def add(sub) -> None:
-    num = sub.add_parser("numerics", help="the numeric model against Hopper silicon (measure), sweeps around a profile "
-                                          "(fit), catch rates of discriminating vectors, probe vectors (docs/numerics.md)")
+    num = sub.add_parser("numerics", help="the numeric model against silicon (measure), profiles inferred from nothing "
+                                          "(infer), sweeps around a profile (fit), catch rates of discriminating vectors, "
+                                          "probe vectors (docs/numerics.md)")
     num_sub = num.add_subparsers(dest="subcommand", required=True)
     add_measure(num_sub)
+    add_infer(num_sub)
     add_fit(num_sub)
     add_sweep(num_sub)
     add_catch_rates(num_sub)
@@ -33,18 +34,18 @@ def add(sub) -> None:
 
 def add_measure(sub) -> None:
     mea = sub.add_parser(
-        "measure", help="random and discriminating inner products through mma.sync and wgmma on an sm_90 GPU, "
-                        "diffed bit for bit against the model",
+        "measure", help="random and discriminating inner products through mma.sync and wgmma on an sm_90 GPU (or "
+                        "tcgen05 on an sm_100 / sm_103 one), diffed bit for bit against the model",
         description="Run COUNT inner products per format combination (every sm_90 mma.sync and wgmma dense format, "
                     "24 in all) on GPU 0 and compare each result with the numeric model (the profile's variant for "
                     "each instruction: sm_90a for wgmma, sm_90a.mma_sync for mma.sync). Needs cuda-core and an "
-                    "sm_90 GPU (H100, H200).",
+                    "sm_90 GPU (H100, H200); with --tcgen05, the tcgen05 forms on an sm_100 / sm_103 GPU.",
         epilog=GPU_EXIT_STATUSES)
     mea.add_argument("--count", type=count(1, COUNT_LIMIT, "count"), default=10**7, metavar="N",
                      help="inner products per combination, rounded up to whole chunks of about 2^20 (default 1e7)")
     mea.add_argument("--seed", type=seed, default=0, help="generation seed (default 0)")
-    mea.add_argument("--profile", default="sm_90a", choices=tuple(NUMERIC_PROFILES),
-                     help="the profile measured, as its variant per instruction family (default sm_90a)")
+    mea.add_argument("--profile", type=profile_spec, metavar="PROFILE",
+                     help=f"the profile measured, as its variant per instruction family: a name {PROFILE_FILE_HELP} (default sm_90a)")
     mea.add_argument("--only", action="append", default=[], metavar="TEXT",
                      help="measure the combinations whose id contains TEXT, e.g. wgmma.e4m3 or bf16.f32 (repeatable; "
                           "default: all)")
@@ -68,27 +69,33 @@ def add_measure(sub) -> None:
                           "(default 1e6)")
     mea.add_argument("--markdown", type=output_file, metavar="FILE",
                      help="--checker gpu: also write the per-combination table here (Markdown)")
+    mea.add_argument("--tcgen05", choices=("sm_100a", "sm_103a"), metavar="TARGET",
+                     help="measure the tcgen05 forms of TARGET (sm_100a on a B200, sm_103a on a B300: every kind, format, "
+                          "scale format and scale_vec) instead of Hopper's; --profile then defaults to sm_100a")
     mea.set_defaults(func=cmd_measure)
 
 
 def cmd_measure(args: argparse.Namespace) -> int:
-    from conformance.tools.numerics_measure import COMBINATIONS, measure, select, stage_table
+    from conformance.tools.numerics_measure import COMBINATIONS, measure, select, stage_table, tcgen05_combinations
 
+    pool = tcgen05_combinations(args.tcgen05) if args.tcgen05 else COMBINATIONS
     for text in args.only:
-        if not select([text]):
-            raise UsageError(f"--only {text!r} matches no combination (ids look like {COMBINATIONS[0].id}, "
-                             f"{COMBINATIONS[-1].id})")
+        if not select([text], pool):
+            raise UsageError(f"--only {text!r} matches no combination (ids look like {pool[0].id}, {pool[-1].id})")
     if args.samples and not args.samples.endswith(".npz"):
         raise UsageError(f"--samples {args.samples}: the samples file is written as .npz; name it so")
     if args.checker == "gpu" and (args.samples or args.tiny):
         raise UsageError("--samples and --tiny keep host-drawn vectors: use them with --checker host")
     if args.checker == "host" and args.markdown:
         raise UsageError("--markdown writes the table of --checker gpu")
-    gpu = hopper_gpu_or_skip("numerics measure")
-    chosen = select(args.only)
+    if args.checker == "gpu" and args.tcgen05:
+        raise UsageError("--checker gpu checks the Hopper combinations; measure tcgen05 forms with --checker host")
+    profile = args.profile or ("sm_100a" if args.tcgen05 else "sm_90a")
+    gpu = hopper_gpu_or_skip("numerics measure", args.tcgen05 or "sm_90a")
+    chosen = select(args.only, pool)
     if args.checker == "gpu":
-        return _measure_on_gpu(args, gpu, chosen)
-    report, samples = measure(gpu, chosen, args.count, args.seed, args.profile, args.jobs, tiny=args.tiny)
+        return _measure_on_gpu(args, gpu, chosen, profile)
+    report, samples = measure(gpu, chosen, args.count, args.seed, profile, args.jobs, tiny=args.tiny)
     report["command"] = command_line(args)
     report["machine"] = machine()
     write_json(args.json, report)
@@ -102,13 +109,13 @@ def cmd_measure(args: argparse.Namespace) -> int:
     return EXIT_OK if report["mismatches"] == 0 else EXIT_FAILED
 
 
-def _measure_on_gpu(args: argparse.Namespace, gpu, chosen) -> int:
+def _measure_on_gpu(args: argparse.Namespace, gpu, chosen, profile: str) -> int:
     from conformance.tools.numerics_gpucheck import check, markdown
     from device.check_kernels import NvrtcError
     from oracles.numerics.checker import CrossCheckError
 
     try:
-        report = check(gpu, chosen, args.count, args.seed, args.profile, args.jobs, args.cross_check,
+        report = check(gpu, chosen, args.count, args.seed, profile, args.jobs, args.cross_check,
                        progress=lambda partial: write_json(args.json, {**partial, "complete": False}))
     except NvrtcError as e:
         raise NothingRan(f"numerics measure --checker gpu: {e}") from None
@@ -128,6 +135,74 @@ def _measure_on_gpu(args: argparse.Namespace, gpu, chosen) -> int:
     return EXIT_OK if report["mismatches"] == 0 and report["unchecked"] == 0 else EXIT_FAILED
 
 
+def add_infer(sub) -> None:
+    inf = sub.add_parser(
+        "infer", help="infer a numeric profile from nothing by directed feature tests on a backend (docs/numerics.md, "
+                      "\"Inferring a profile\")",
+        description="Send directed inner products (subnormals, alignment, carries, cancellation, rounding ties, group "
+                    "boundaries, where c enters, zero signs, overflow, block scales) to a backend and read every datapath "
+                    "parameter of the numeric model off its answers, starting from no profile; confirm the result on "
+                    "discriminating vectors. On recorded vectors (which cannot be asked new questions) it says which "
+                    "parameters the recordings determine and which they leave open. --out writes the profile with its "
+                    "provenance (source, GPU, driver, command, date), which --profile loads wherever a profile name is "
+                    "taken (run, replay, export, campaign, vectors check, numerics measure/fit, the pytest plugin).",
+        epilog=GPU_EXIT_STATUSES.replace("or not an sm_90 GPU", "or not the backend's GPU (hopper: sm_90; blackwell: "
+                                                                 "sm_100 / sm_103)"))
+    inf.add_argument("--backend", required=True, type=_infer_backend, metavar="B",
+                     help="what answers: oracle (the numeric model under --profile), hopper (an sm_90 GPU: --instruction "
+                          "wgmma, the default, or mma.sync), blackwell (tcgen05.mma on an sm_100 / sm_103 GPU), sim:CMD (a "
+                          "numeric simulator speaking the line protocol of docs/numerics.md, not the program protocol of "
+                          "docs/simulators.md), MODULE:FACTORY (factory(profile=...) returning a vector source, "
+                          "conformance/tools/numerics_sources.py), or recorded vectors: recorded:DIR (DIR a folder, or B200 / "
+                          "H100 of the shipped recordings) or a folder")
+    inf.add_argument("--instruction", choices=("wgmma", "mma.sync", "tcgen05"),
+                     help="the instruction family inferred (hopper: wgmma or mma.sync, default wgmma; blackwell: tcgen05; "
+                          "oracle: the profile's variant for it)")
+    inf.add_argument("--profile", type=profile_spec, metavar="PROFILE",
+                     help=f"the profile the oracle backend computes with (a name {PROFILE_FILE_HELP}), or handed to a "
+                          "MODULE:FACTORY")
+    inf.add_argument("--out", type=output_file, metavar="FILE",
+                     help="write the inferred profile with its evidence here (JSON), for --profile FILE")
+    inf.add_argument("--name", help="the inferred profile's name (default: from the backend)")
+    inf.add_argument("--formats", metavar="F,F", help="only these input formats, e.g. f16,e4m3 (default: every one the "
+                                                      "backend runs)")
+    inf.add_argument("--confirm", type=count(0, 10**7, "count"), default=4096, metavar="N",
+                     help="discriminating vectors per datapath checked against the inferred profile (default 4096)")
+    inf.add_argument("--seed", type=seed, default=0, help="seed of those vectors (default 0)")
+    inf.add_argument("--compare", type=profile_spec, metavar="PROFILE",
+                     help="compare the result with a profile (name or file) parameter for parameter; exit status 1 if any "
+                          "differs")
+    inf.add_argument("--recorded", metavar="DIR", help="also run the recorded vectors under DIR (a GPU or format folder) "
+                                                       "through the backend and count where it differs from that silicon")
+    inf.add_argument("--json", action="store_true", help="print the whole report as JSON")
+    inf.set_defaults(func=cmd_infer)
+
+
+def _infer_backend(text: str) -> str:
+    """A backend spec as run takes (refused while parsing when it names none), or recorded vectors."""
+    if text.startswith("recorded") or ("/" in text and ":" not in text) or os.path.isdir(text):
+        return text
+    return backend_spec(text)
+
+
+def cmd_infer(args: argparse.Namespace) -> int:
+    from conformance.tools.numerics_infer import run_command, summary_lines
+    from conformance.tools.numerics_sources import SimulatorError, SourceUnavailable
+    from oracles.numerics import VectorFileError
+
+    try:
+        report, status = run_command(args, command_line(args))
+    except SourceUnavailable as e:
+        raise NothingRan(f"numerics infer --backend {args.backend}: {e}") from None
+    except (SimulatorError, VectorFileError, FileNotFoundError) as e:
+        raise UsageError(str(e)) from None
+    if args.json:
+        print_json(report)
+    else:
+        print("\n".join(summary_lines(report)))
+    return EXIT_OK if status == 0 else EXIT_FAILED
+
+
 def add_fit(sub) -> None:
     fit = sub.add_parser(
         "fit", help="one-parameter sweeps around a profile over recorded vectors or measured samples",
@@ -137,8 +212,8 @@ def add_fit(sub) -> None:
         epilog=EXIT_STATUSES + "; a sweep in which the profile itself mismatches counts as failed")
     fit.add_argument("path", help="a folder of recorded vectors (e.g. oracles/numerics/recordings/tensor-core-vectors/B200) or a "
                                   "samples file (.npz) of numerics measure")
-    fit.add_argument("--profile", required=True, choices=tuple(NUMERIC_PROFILES),
-                     help="the profile swept around (for samples: its variant per instruction family)")
+    fit.add_argument("--profile", required=True, type=profile_spec, metavar="PROFILE",
+                     help=f"the profile swept around (for samples: its variant per instruction family): a name {PROFILE_FILE_HELP}")
     fit.add_argument("--json", action="store_true", help="print the report as JSON")
     fit.set_defaults(func=cmd_fit)
 
@@ -204,8 +279,9 @@ def add_sweep(sub) -> None:
     swe.add_argument("--count", type=count(1, COUNT_LIMIT, "count"), default=10**9, metavar="N",
                      help="inner products per combination and value, in whole tiles (default 1e9)")
     swe.add_argument("--seed", type=seed, default=0, help="generation seed (default 0)")
-    swe.add_argument("--profile", default="sm_90a", choices=tuple(NUMERIC_PROFILES),
-                     help="the profile varied, as its variant per instruction family (default sm_90a)")
+    swe.add_argument("--profile", default="sm_90a", type=profile_spec, metavar="PROFILE",
+                     help=f"the profile varied, as its variant per instruction family: a name {PROFILE_FILE_HELP} "
+                          "(default sm_90a)")
     swe.add_argument("--cross-check", type=count(1, COUNT_LIMIT, "count"), default=10**5, metavar="N",
                      help="inner products per combination and value whose checker values are compared with the "
                           "Python model under the same variant; any difference stops the sweep (default 1e5)")
@@ -265,8 +341,8 @@ def add_catch_rates(sub) -> None:
                      help=f"datapaths, e.g. e4m3:f32 (default: {' '.join(CATCH_RATE_DATAPATHS)})")
     cat.add_argument("--n", type=count(1, 10**7, "count"), default=2000, help="vectors per family (default 2000)")
     cat.add_argument("--seed", type=seed, default=11, help="generation seed (default 11)")
-    cat.add_argument("--profile", default="sm_100a", choices=tuple(NUMERIC_PROFILES),
-                     help="the profile whose datapaths are changed (default sm_100a)")
+    cat.add_argument("--profile", default="sm_100a", type=profile_spec, metavar="PROFILE",
+                     help=f"the profile whose datapaths are changed: a name {PROFILE_FILE_HELP} (default sm_100a)")
     cat.add_argument("--json", action="store_true", help="print {datapath: {change: {family: rate}}} as JSON")
     cat.set_defaults(func=cmd_catch_rates)
 

@@ -21,9 +21,11 @@ from conformance.cli.common import (
     PROG,
     UsageError,
     backend_spec,
+    PROFILE_FILE_HELP,
     command_line,
     count,
     examples,
+    profile_spec,
     seconds,
     seed,
     shard,
@@ -40,7 +42,8 @@ REFERENCE_HELP = (f"the backend whose states every other backend's must equal, o
                   f"that observes states (default {DEFAULT_REFERENCE}; its own row: pass when it gives a state)")
 PROFILE_HELP = ("numeric profile judging the programs of the architecture it is for (exact: every program); other programs, "
                 "and all by default, are judged by their architecture's own (Hopper: sm_90a, mma.sp sm_90a.mma_sync; "
-                "Blackwell: exact)")
+                "Blackwell: exact): a profile name (" + ", ".join(PROFILE_NAMES) + ") " + PROFILE_FILE_HELP
+                + ", which judges the programs of the target it names, or every program when it names none")
 
 
 def add(sub) -> None:
@@ -60,7 +63,7 @@ def add_run(sub) -> None:
     run.add_argument("--reference", type=backend_spec, default=DEFAULT_REFERENCE, metavar="NAME", help=REFERENCE_HELP)
     run.add_argument("--examples", type=examples, default=200, help=f"programs to generate, 1 to {MAX_EXAMPLES:,} (default 200)")
     run.add_argument("--seed", type=seed, default=0, help="generation seed, 0 to 2^32 - 1 (default 0)")
-    run.add_argument("--profile", choices=PROFILE_NAMES, help=PROFILE_HELP)
+    run.add_argument("--profile", type=profile_spec, metavar="PROFILE", help=PROFILE_HELP)
     run.add_argument("--report-dir", default="out", help="where summary.json and the reports go (default out/): created, checked and locked "
                           "against another run before the first program is drawn; written atomically")
     run.add_argument("--journal", metavar="FILE",
@@ -209,7 +212,7 @@ def add_replay(sub) -> None:
                           f"(repeatable; default: {', '.join(DEFAULT_BACKENDS)})")
     rep.add_argument("--reference", type=backend_spec, default=DEFAULT_REFERENCE, metavar="NAME",
                      help=f"the backend whose state the others' must equal, as for run (default {DEFAULT_REFERENCE})")
-    rep.add_argument("--profile", choices=PROFILE_NAMES, help=PROFILE_HELP + ", as for run; a case.json is judged by "
+    rep.add_argument("--profile", type=profile_spec, metavar="PROFILE", help=PROFILE_HELP + ", as for run; a case.json is judged by "
                                                                "its own profile unless this is given")
     rep.set_defaults(func=cmd_replay)
 
@@ -242,7 +245,7 @@ def add_export(sub) -> None:
     exp.add_argument("--seed", type=seed, default=0, help="generation seed, as for run (default 0)")
     exp.add_argument("--reference", type=backend_spec, default=DEFAULT_REFERENCE, metavar="NAME",
                      help=f"the backend whose states are the expected ones, as for run (default {DEFAULT_REFERENCE})")
-    exp.add_argument("--profile", choices=PROFILE_NAMES, help=PROFILE_HELP + ", as for run")
+    exp.add_argument("--profile", type=profile_spec, metavar="PROFILE", help=PROFILE_HELP + ", as for run")
     exp.add_argument("--out", required=True, metavar="DIR", help="where index.json and cases/ go")
     exp.set_defaults(func=cmd_export)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from conformance.cli.common import EXIT_FAILED, EXIT_OK, UsageError, command_line, print_json
-from oracles.numerics import PROFILES as NUMERIC_PROFILES
+from conformance.cli.common import EXIT_FAILED, EXIT_OK, PROFILE_FILE_HELP, UsageError, command_line, print_json, profile_spec
+from conformance.core.numeric_profiles import PROFILE_NAMES
 
 
 def add(sub) -> None:
@@ -15,7 +15,9 @@ def add(sub) -> None:
     chk.add_argument("dir", help="a GPU folder (e.g. oracles/numerics/recordings/tensor-core-vectors/B200, shipped with the "
                                  "project) or one format folder; a folder without a recording.json manifest must be one of "
                                  "the publishers' (B200, H100, H200)")
-    chk.add_argument("--profile", required=True, choices=tuple(NUMERIC_PROFILES))
+    chk.add_argument("--profile", required=True, type=profile_spec, metavar="PROFILE",
+                     help=f"the profile checked: {', '.join(PROFILE_NAMES)} (each file by its instruction's variant), an "
+                          f"instruction variant such as sm_90a.mma_sync, {PROFILE_FILE_HELP}")
     chk.add_argument("--json", action="store_true")
     chk.set_defaults(func=cmd_vectors)
 

@@ -133,10 +133,12 @@ def load_case(path: str) -> tuple[Program, str | None]:
                            f"its program ({p.case_id})")
     profile = obj.get("profile")
     named = profile.split(".")[0] if isinstance(profile, str) else None  # a variant is NAME.FAMILY
-    if named not in PROFILE_NAMES:
-        raise ProgramError(f"{printable(path)}: $.profile: {quoted(profile)} is not one of {', '.join(PROFILE_NAMES)} "
-                           "or a variant of one")
-    return p, named
+    if named in PROFILE_NAMES:
+        return p, named
+    if isinstance(profile, str) and profile.endswith(".json"):  # a profile file, which the judge loads (or refuses)
+        return p, profile
+    raise ProgramError(f"{printable(path)}: $.profile: {quoted(profile)} is not one of {', '.join(PROFILE_NAMES)}, "
+                       "a variant of one or a profile file (.json)")
 
 
 def export(programs: Sequence[Program], references: Sequence[Observation], profiles: Sequence[str], out: str,

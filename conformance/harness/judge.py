@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from conformance.core.instructions import MmaSp
 from conformance.core.isa.targets import TARGETS
 from conformance.core.legality import check
-from conformance.core.numeric_profiles import DEFAULT_PROFILE, NUMERIC_PROFILES
+from conformance.core.numeric_profiles import DEFAULT_PROFILE
 from conformance.core.program import Program
 from conformance.harness.backends.base import ASSEMBLY, Observation
 from conformance.harness.diff import diff_states
-from oracles.numerics.profiles import PROFILES, for_instruction
+from oracles.numerics.profiles import for_instruction, get_profile, profile_target
 
 PASS, FAIL, ERROR, SKIP = "pass", "fail", "error", "skip"
 
@@ -58,10 +58,11 @@ def generation(target: str) -> int:
 
 def profile_generation(profile: str) -> int | None:
     """The SM generation a profile models (a hardware profile is named after its target, and its
-    instruction variants after it: `sm_90a.mma_sync` is Hopper's); None for one that models no
-    hardware (the exact model), which may judge every program."""
-    base = profile.split(".")[0]
-    return None if NUMERIC_PROFILES[base].architecture is None else generation(base)
+    instruction variants after it: `sm_90a.mma_sync` is Hopper's; a profile file after the target
+    its provenance names); None for one that models no hardware (the exact model, a file that
+    names no target), which may judge every program."""
+    target = profile_target(profile)
+    return None if target is None else generation(target)
 
 
 def applies(profile: str, program: Program) -> bool:
@@ -74,8 +75,8 @@ def profile_for(program: Program, requested: str | None = None) -> str:
     architecture; else the program's own when that is its architecture's hardware profile; else
     the architecture's default (`DEFAULT_PROFILES`, else DEFAULT_PROFILE). A program with a
     warp-level mma.sp gets the profile's mma.sync variant where one was measured (`sm_90a.mma_sync`)."""
-    if requested is not None and requested not in PROFILES:
-        raise ValueError(f"unknown profile {requested!r}; profiles: {', '.join(PROFILES)}")
+    if requested is not None:
+        get_profile(requested)  # ValueError: neither a profile's name nor a profile file
     own = program.profile if profile_generation(program.profile) is not None and applies(program.profile, program) else None
     chosen = next((p for p in (requested, own) if p is not None and applies(p, program)),
                   DEFAULT_PROFILES.get(generation(program.target), DEFAULT_PROFILE))

@@ -35,9 +35,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--tcgen05-examples", type=int, default=200, metavar="N",
                     help="programs to generate, one test per distinct case id (default 200)")
     group.addoption("--tcgen05-seed", type=int, default=0, metavar="S", help="generation seed (default 0)")
-    group.addoption("--tcgen05-profile", choices=PROFILE_NAMES,
-                    help="numeric profile judging the programs of the architecture it is for, as `run --profile` "
-                         "(default: each program its architecture's own)")
+    group.addoption("--tcgen05-profile", metavar="PROFILE",
+                    help=f"numeric profile judging the programs of the architecture it is for, as `run --profile`: "
+                         f"{', '.join(PROFILE_NAMES)} or a profile file written by `tcgen05-conformance numerics infer "
+                         "--out` (default: each program its architecture's own)")
     group.addoption("--tcgen05-timeout", type=float, metavar="S",
                     help="run each batch in a child process killed after S seconds, as `run --timeout` does "
                          "(default: in this process)")
@@ -58,6 +59,14 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--tcgen05-timeout must be positive (got {timeout_s})")
     if timeout_s is not None and timeout_s > MAX_TIMEOUT_S:
         raise pytest.UsageError(f"--tcgen05-timeout must be at most {MAX_TIMEOUT_S:g} (got {timeout_s})")
+    profile = config.getoption("tcgen05_profile")
+    if profile is not None:
+        from oracles.numerics.profiles import get_profile
+
+        try:
+            get_profile(profile)
+        except ValueError as e:
+            raise pytest.UsageError(f"--tcgen05-profile: {e}") from None
     from conformance.harness.backends.registry import DEFAULT_REFERENCE, backend_from_spec
     from conformance.harness.pytest_suite import Suite
 

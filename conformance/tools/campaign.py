@@ -87,16 +87,17 @@ GPU_LAUNCHER, HOST_ONLY = "gpu", "host-only"
 
 
 def expected_states(programs: Sequence[Program], reference: str = DEFAULT_REFERENCE,
-                    together: bool = True) -> tuple[list[str], list[Observation]]:
-    """The profile that judges each program and the reference's observation of it (the expected
+                    together: bool = True, profile: str | None = None) -> tuple[list[str], list[Observation]]:
+    """The profile that judges each program (`profile`, a name or a profile file, where it applies,
+    as for run; None: each program's architecture's own) and the reference's observation of it (the expected
     D, or why there is none); with `together`, the reference observes the programs in one call
     (the oracle evaluates their inner products in vectorised batches), else one at a time."""
     from conformance.harness.runner import reference_observations
 
     if together:
-        observations, profiles = reference_observations(list(programs), reference)
+        observations, profiles = reference_observations(list(programs), reference, profile)
         return profiles, observations
-    alone = [reference_observations([p], reference) for p in programs]
+    alone = [reference_observations([p], reference, profile) for p in programs]
     return [profiles[0] for _, profiles in alone], [observations[0] for observations, _ in alone]
 
 
@@ -126,6 +127,7 @@ class Settings:
     shard: tuple[int, int] = (1, 1)
     chunk: int = CHUNK
     reference: str = DEFAULT_REFERENCE
+    profile: str | None = None
 
     def chunks(self) -> list[int]:
         """The chunks of this shard: chunk c belongs to shard c mod count (1-based), so the shards
@@ -199,7 +201,7 @@ def prepare(chunk: int, settings: Settings, cache: KernelCache, stages: Stages) 
     with stages("draw"):
         inputs, programs = draw_chunk(chunk, settings)
     with stages("reference"):
-        profiles, expected = expected_states(programs, settings.reference, settings.batch_reference)
+        profiles, expected = expected_states(programs, settings.reference, settings.batch_reference, settings.profile)
     texts: dict[str, list[int]] = {}
     errors = []
     with stages("kernel text"):

@@ -43,7 +43,7 @@ from conformance.core.formats import FloatFormat, decode, get_format, storage_dt
 from conformance.tools.numerics_sources import Scaling, VectorSource
 from oracles.numerics import inner_product
 from oracles.numerics.convert import NotRepresentable, from_binary32
-from oracles.numerics.discriminating import FAMILIES, mix
+from generators.numeric_vectors import FAMILIES, mix
 from oracles.numerics.profiles import PARAMETERS, Datapath, Profile
 
 STRUCTURE = "structure"  # (k_step, split_ways, split_stride), searched together
@@ -1200,27 +1200,65 @@ def recorded_datapath(r: RecordedInference) -> Datapath:
 # ----------------------------------------------------------------------------- command line
 
 
-def source_from_spec(spec: str) -> VectorSource | str:
-    """The source a `--source` names: model:PROFILE (a name or a profile file), gpu:FAMILY
-    (mma.sync, wgmma, tcgen05), sim:COMMAND; `recorded[:DIR]` is returned as the folder's path
-    (DIR defaults to the recorded vectors' root; a bare GPU name such as B200 is looked up there)."""
-    from conformance.tools.numerics_sources import GpuSource, ModelSource, SimulatorSource
-    from oracles.numerics.vectors import recorded_vectors_root
+#: What `--instruction` may name per backend, the first being the default.
+INSTRUCTIONS = {"hopper": ("wgmma", "mma.sync"), "blackwell": ("tcgen05",)}
 
+
+def source_for_backend(spec: str, instruction: str | None = None, profile: str | None = None) -> VectorSource | str:
+    """The vector source a `--backend` names: `oracle` (the numeric model computing with
+    `profile`, in its variant for `instruction`), `hopper` (silicon: `instruction` wgmma or
+    mma.sync) or `blackwell` (tcgen05), `sim:CMD` (a numeric simulator over the line protocol),
+    `MODULE:FACTORY` (a callable given `profile=` that returns a VectorSource), or recorded vectors
+    (`recorded:DIR`, DIR a folder or a GPU folder's name under the shipped recordings, or a folder
+    given as it is), returned as the folder's path. ValueError (one line) for a spec that names
+    none of these; SourceUnavailable when the silicon is not here."""
+    from conformance.tools.numerics_sources import GpuSource, ModelSource, SimulatorSource
+    from oracles.numerics.profiles import for_instruction
+    from oracles.numerics.vectors import RECORDINGS
+
+    if instruction is not None and spec in INSTRUCTIONS and instruction not in INSTRUCTIONS[spec]:
+        raise ValueError(f"--instruction {instruction}: the {spec} backend runs {' or '.join(INSTRUCTIONS[spec])}")
+    if spec == "oracle":
+        if profile is None:
+            raise ValueError("--backend oracle computes with a numeric profile: give --profile (a name or a profile file)")
+        return ModelSource(for_instruction(profile, instruction.replace(".", "_")) if instruction else profile)
+    if spec in INSTRUCTIONS:
+        return GpuSource(instruction or INSTRUCTIONS[spec][0])
+    if spec == "ptxas":
+        raise ValueError("--backend ptxas observes whether programs assemble, not the results of inner products")
     kind, _, arg = spec.partition(":")
-    if kind == "model" and arg:
-        return ModelSource(arg)
-    if kind == "gpu" and arg:
-        return GpuSource(arg)
     if kind == "sim" and arg:
         return SimulatorSource(arg)
     if kind == "recorded":
-        root = recorded_vectors_root()
-        path = Path(arg) if arg else root
-        if arg and not path.exists() and (root / arg).exists():
-            path = root / arg
+        path = Path(arg) if arg else RECORDINGS
+        if arg and not path.exists() and (RECORDINGS / arg).exists():
+            path = RECORDINGS / arg
+        if not path.is_dir():
+            raise ValueError(f"--backend {spec}: {path} is not a folder of recorded vectors (the shipped ones: "
+                             f"{', '.join(sorted(p.name for p in RECORDINGS.iterdir() if p.is_dir()))})")
         return str(path)
-    raise ValueError(f"--source {spec!r}: expected model:PROFILE, recorded[:DIR], gpu:FAMILY or sim:COMMAND")
+    if ":" not in spec and Path(spec).is_dir():
+        return spec
+    if kind and arg and "/" not in spec:
+        return _plugin_source(kind, arg, profile)
+    raise ValueError(f"--backend {spec!r}: expected oracle, hopper, blackwell, sim:CMD, MODULE:FACTORY, recorded:DIR or "
+                     "a folder of recorded vectors")
+
+
+def _plugin_source(module: str, factory: str, profile: str | None) -> VectorSource:
+    """A plugin's vector source: `module.factory(profile=profile)`, which must evaluate inner
+    products (`conformance.tools.numerics_sources.VectorSource`)."""
+    import importlib
+
+    try:
+        made = getattr(importlib.import_module(module), factory)(profile=profile)
+    except (ImportError, AttributeError, TypeError) as e:
+        raise ValueError(f"--backend {module}:{factory}: cannot make a vector source ({e})") from None
+    missing = [m for m in ("pairs", "evaluate", "k", "provenance") if not callable(getattr(made, m, None))]
+    if missing:
+        raise ValueError(f"--backend {module}:{factory}: gave a {type(made).__name__}, not a vector source "
+                         f"(no {', '.join(missing)}; see conformance/tools/numerics_sources.py)")
+    return made
 
 
 def replay_recorded(source: VectorSource, path) -> list[dict]:
@@ -1237,7 +1275,7 @@ def replay_recorded(source: VectorSource, path) -> list[dict]:
                 continue
             got = _unsigned(source.evaluate(rec.in_fmt, rec.acc_fmt, rec.a, rec.b, rec.c))
             bad = np.flatnonzero(got != _unsigned(rec.d))
-            out.append({"file": str(rec.path), "input": rec.in_fmt, "accumulator": rec.acc_fmt, "recorded_with": rec.family,
+            out.append({"file": str(rec.path), "input": rec.in_fmt, "accumulator": rec.acc_fmt, "recorded_with": rec.recording.instruction,
                         "vectors": int(len(got)), "mismatches": int(len(bad)), "first_mismatch_lines": [int(i) + 1 for i in bad[:5]]})
     return out
 
@@ -1262,15 +1300,12 @@ def compare_profiles(inferred: Profile, reference: Profile) -> list[dict]:
 
 
 def run_command(args, command: str) -> tuple[dict, int]:
-    """`numerics infer` for parsed arguments: (report, exit status)."""
-    from conformance.tools.numerics_sources import SourceUnavailable
+    """`numerics infer` for parsed arguments (`conformance/cli/numerics.py`): (report, exit status).
+    SourceUnavailable when the backend's silicon is not on this machine."""
     from oracles.numerics.profiles import get_profile
 
     formats = [f.strip() for f in args.formats.split(",")] if args.formats else None
-    try:
-        source = source_from_spec(args.source)
-    except SourceUnavailable as e:
-        return {"source": args.source, "skipped": str(e), "command": command}, 0
+    source = source_for_backend(args.backend, args.instruction, args.profile)
     if isinstance(source, str):
         results = infer_recorded(source, formats=formats)
         datapaths = {}
@@ -1283,7 +1318,9 @@ def run_command(args, command: str) -> tuple[dict, int]:
                           description=f"inferred from the recorded vectors in {source}", datapaths=datapaths,
                           int_overflow="wrap", int_overflow_provenance="not recorded; wrap assumed",
                           provenance={"source": f"recorded:{source}", "command": command,
-                                      "tool": "tcgen05-conformance numerics infer"})
+                                      "tool": "tcgen05-conformance numerics infer",
+                                      **({"target": RECORDED_TARGETS[Path(source).name]}
+                                         if Path(source).name in RECORDED_TARGETS else {})})
         report = {**profile.as_dict(), "inference": {"recorded": [r.report() for r in results]}}
     else:
         try:
@@ -1306,6 +1343,10 @@ def run_command(args, command: str) -> tuple[dict, int]:
     if args.out:
         Path(args.out).write_text(json.dumps(report, indent=1, default=_json_default) + "\n", encoding="utf-8")
     return report, status
+
+
+#: The target a recorded GPU folder's silicon runs (a profile inferred from it judges that target's programs).
+RECORDED_TARGETS = {"B200": "sm_100a", "H100": "sm_90a", "H200": "sm_90a"}
 
 
 def _json_default(x):

@@ -20,8 +20,9 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+import functools
 from functools import cache
-from typing import Sequence, TextIO
+from typing import Callable, Sequence, TextIO
 
 import numpy as np
 
@@ -327,9 +328,9 @@ def kernel_source(c: Combination) -> str:
     return wgmma_kernel(c.wgmma(), smem_images_for(c).image_bytes)
 
 
-def select(only: Sequence[str]) -> list[Combination]:
-    """The combinations whose id contains one of `only` (all when it is empty)."""
-    return [c for c in COMBINATIONS if not only or any(s in c.id for s in only)]
+def select(only: Sequence[str], pool: Sequence[Combination] = COMBINATIONS) -> list[Combination]:
+    """The combinations of `pool` (default Hopper's) whose id contains one of `only` (all when it is empty)."""
+    return [c for c in pool if not only or any(s in c.id for s in only)]
 
 
 def gpu_description(gpu) -> dict[str, str]:
@@ -378,18 +379,22 @@ class VectorRunner:
         return unpack_d(c, run_chunk(self.gpu, self.kernels, c, chunk, Stages()))[t, r, r]
 
 
-def measure(gpu, combinations: Sequence[Combination], count: int, seed: int, profile: str, jobs: int,
-            log: TextIO | None = None, tiny: int = 0) -> tuple[dict, dict]:
+def measure(gpu, combinations: Sequence[Combination], count: int, seed: int, profile: str | dict[str, str], jobs: int,
+            log: TextIO | None = None, tiny: int = 0, observe: Callable[[Combination, dict], np.ndarray] | None = None,
+            described: dict[str, str] | None = None) -> tuple[dict, dict]:
     """Run `count` (rounded up to whole chunks) inner products per combination on `gpu` (a
     `device.launch.Gpu` that runs their targets) with `jobs` worker processes; the report (JSON-able,
     with the time of every stage per combination and in all: `stage_profile`) and the kept samples
     (arrays per combination; `tiny`: up to that many subnormal results more). Progress lines go to
-    `log` (standard error when None, looked up at call time)."""
+    `log` (standard error when None, looked up at call time). `profile`: a profile (name or file),
+    or one per instruction family. `observe(c, chunk, stages)`, with `described` saying what it is,
+    stands in for the GPU (gpu None): the D fragment words it gives are judged as the GPU's are."""
     log = log or sys.stderr
-    kernels = {}
-    for c in combinations:
-        kernels[c.id] = gpu.load(kernel_source(c), c.arch).get_kernel(c.entry)
-    report = {**gpu_description(gpu), "profile": profile, "seed": seed, "combinations": []}
+    if observe is None:
+        kernels = {c.id: gpu.load(kernel_source(c), c.arch).get_kernel(c.entry) for c in combinations}
+        observe = functools.partial(run_chunk, gpu, kernels)
+        described = gpu_description(gpu)
+    report = {**(described or {}), "profile": profile, "seed": seed, "combinations": []}
     samples: dict[str, np.ndarray] = {}
     every = {where: Stages() for where in STAGE_PLACES}
     started = time.perf_counter()
@@ -406,7 +411,7 @@ def measure(gpu, combinations: Sequence[Combination], count: int, seed: int, pro
                     chunk = future.result()
                 stages["workers"].merge(chunk.pop("stages"))
                 g0 = time.perf_counter()
-                d = run_chunk(gpu, kernels, c, chunk, stages["gpu"])
+                d = observe(c, chunk, stages["gpu"])
                 gpu_s += time.perf_counter() - g0
                 compared.append(pool.submit(compare, c, chunk, d, profile, tiny))
             with stages["main"]("wait for comparisons"):

@@ -33,7 +33,7 @@ import numpy as np
 
 from conformance.core.formats import get_format, storage_dtype
 from oracles.numerics import inner_product
-from oracles.numerics.profiles import Profile, get_profile
+from oracles.numerics.profiles import Profile, get_profile, profile_target
 
 #: Every (input, accumulator) pair the numeric model knows, floating point then integer.
 FLOAT_PAIRS = (
@@ -116,9 +116,10 @@ class ModelSource:
         self._instructions = instructions
 
     def provenance(self) -> dict[str, str]:
+        target = profile_target(self.profile if not isinstance(self.spec, str) else self.spec)
         return {"source": self.name, "machine": _machine(), "date": _now(),
                 "driver": f"the numeric model (oracles.numerics) under profile {self.profile.name}, "
-                          f"K = {self._instructions} instructions' K"}
+                          f"K = {self._instructions} instructions' K", **({"target": target} if target else {})}
 
     def pairs(self) -> tuple[tuple[str, str], ...]:
         out = []
@@ -192,7 +193,8 @@ class GpuSource:
                         if c.form is not None and c.form.scale_fmt and not c.form.k96}
 
     def provenance(self) -> dict[str, str]:
-        return {"source": self.name, **self._runner.describe(), "machine": _machine(), "date": _now()}
+        return {"source": self.name, **self._runner.describe(), "target": f"{self._runner.gpu.arch}a", "machine": _machine(),
+                "date": _now()}
 
     def pairs(self) -> tuple[tuple[str, str], ...]:
         return tuple(self._combinations)

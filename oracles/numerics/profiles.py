@@ -29,7 +29,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, Mapping, get_args
 
-from conformance.core.numeric_profiles import PROFILE_NAMES
+from conformance.core.inputs import InputError, parse_json, read_text
+from conformance.core.isa.targets import TARGETS
+from conformance.core.numeric_profiles import NUMERIC_PROFILES, PROFILE_NAMES
 
 Rounding = Literal["rne", "rz"]
 
@@ -537,8 +539,22 @@ def get_profile(profile: str | os.PathLike | Profile) -> Profile:
     raise ValueError(f"unknown profile {str(profile)!r}; known: {sorted(PROFILES)}, or a profile JSON file")
 
 
+def profile_target(profile: str | os.PathLike | Profile) -> str | None:
+    """The target whose silicon a profile models: a hardware profile's own name (`sm_90a` for
+    `sm_90a.mma_sync`), a profile file's `provenance.target` (`numerics infer` writes the target of
+    the silicon it inferred from); None for one that models no hardware (`exact`, or a file that
+    names no target)."""
+    if not isinstance(profile, Profile) and str(profile) in PROFILES:
+        base = str(profile).split(".")[0]
+        return base if NUMERIC_PROFILES[base].architecture is not None else None
+    return get_profile(profile).provenance.get("target")
+
+
 class ProfileFileError(ValueError):
     """A malformed profile file; the one-line message names the file and the JSON path."""
+
+
+MAX_PROFILE_FILE_BYTES = 16 * 1024 * 1024  # an inferred profile with its evidence is under 1 MB
 
 
 @lru_cache(maxsize=32)
@@ -546,8 +562,8 @@ def _load_profile(path: str, mtime_ns: int, size: int) -> Profile:
     """The profile in a file (cached while the file is unchanged: the oracle looks a profile up
     on every inner-product call)."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        data = parse_json(read_text(path, MAX_PROFILE_FILE_BYTES))
+    except InputError as e:
         raise ProfileFileError(f"{path}: not a readable JSON file ({e})") from None
     try:
         return profile_from_dict(data)
@@ -631,6 +647,9 @@ def profile_from_dict(data: Any) -> Profile:
         if not isinstance(value, dict):
             _fail(f"$.{key}", "expected an object")
         extra[key] = {k: _string(v, f"$.{key}.{k}") for k, v in value.items()}
+    target = extra["provenance"].get("target")
+    if target is not None and target not in TARGETS:
+        _fail("$.provenance.target", f"{json.dumps(target)[:40]} is not a target ({', '.join(TARGETS)})")
     return Profile(name=_string(data["name"], "$.name"), description=_string(data["description"], "$.description"),
                    datapaths=datapaths, default=default, int_overflow=overflow["value"],
                    int_overflow_provenance=_string(overflow["provenance"], "$.int_overflow.provenance"), **extra)

@@ -4,7 +4,7 @@ The strongest check: every built-in profile, used as a vector source through the
 is inferred back parameter for parameter, and a handful of random datapaths from the model's
 parameter space are too (up to the values the tests show act alike). The rest: profile files
 load wherever a profile name is accepted, the simulator line protocol, what the recorded B200 and
-H100 folders determine, and the command line (a GPU source skips with its reason here)."""
+H100 folders determine, and the command line (a GPU backend skips with its reason here)."""
 
 from __future__ import annotations
 
@@ -21,10 +21,7 @@ from conformance.tools import numerics_infer as ni
 from conformance.tools.numerics_sources import ModelSource, SimulatorSource, SourceUnavailable
 from oracles.numerics import inner_product
 from oracles.numerics.profiles import PARAMETERS, PROFILES, Datapath, Profile, ProfileFileError, get_profile
-from oracles.numerics.vectors import recorded_vectors_root
-
-DATA = recorded_vectors_root()
-needs_data = pytest.mark.skipif(not (DATA / "B200").is_dir(), reason=f"recorded vectors not found at {DATA}")
+from oracles.numerics.vectors import RECORDINGS as DATA
 SIMULATOR = Path(__file__).parent / "line_protocol_simulator.py"
 
 
@@ -85,9 +82,10 @@ def test_random_datapaths_are_inferred(seed):
 
 def test_an_inferred_profile_file_loads_wherever_a_profile_name_does(tmp_path):
     out = tmp_path / "inferred.json"
-    assert main(["numerics", "infer", "--source", "model:sm_90a", "--formats", "f16", "--confirm", "64",
+    assert main(["numerics", "infer", "--backend", "oracle", "--profile", "sm_90a", "--formats", "f16", "--confirm", "64",
                  "--out", str(out)]) == 0
     data = json.loads(out.read_text())
+    assert data["provenance"]["target"] == "sm_90a"
     assert data["provenance"]["source"] == "model:sm_90a" and "command" in data["provenance"] and "date" in data["provenance"]
     assert data["inference"]["datapaths"]["f16->f32"]["parameters"]["align_frac_bits"]["chosen_by"] == "determined"
     loaded = get_profile(str(out))
@@ -95,8 +93,7 @@ def test_an_inferred_profile_file_loads_wherever_a_profile_name_does(tmp_path):
     rng = np.random.default_rng(0)
     a, b, c, _ = ni.mix("f16", "f32", 16, 500, rng)
     assert np.array_equal(inner_product(a, b, c, "f16", "f32", str(out)), inner_product(a, b, c, "f16", "f32", "sm_90a"))
-    if (DATA / "H100" / "fp16").is_dir():  # a profile file where the command line takes a name
-        assert main(["vectors", "check", str(DATA / "H100" / "fp16"), "--profile", str(out)]) == 0
+    assert main(["vectors", "check", str(DATA / "H100" / "fp16"), "--profile", str(out)]) == 0
 
 
 @pytest.mark.parametrize("edit,message", [
@@ -131,7 +128,6 @@ def test_the_line_protocol_carries_a_simulator():
         source.close()
 
 
-@needs_data
 def test_recorded_b200_tf32_determines_its_core_and_leaves_the_rest_open():
     """B200 tf32 -> f32 (K = 4): one group, 25 alignment bits, truncation and c in the group are
     the only values consistent with the 2,500 vectors; subnormals, zero sign and the floor are not
@@ -146,27 +142,39 @@ def test_recorded_b200_tf32_determines_its_core_and_leaves_the_rest_open():
     assert np.array_equal(inner_product(rec.a, rec.b, rec.c, "tf32", "f32", ni._as_profile(dp, "tf32", "f32")), rec.d)
 
 
-def test_a_gpu_source_without_its_gpu_skips_with_the_reason(capsys):
+@pytest.mark.parametrize("backend,instruction", [("blackwell", None), ("hopper", None), ("hopper", "mma.sync")])
+def test_a_gpu_backend_without_its_gpu_runs_nothing_and_says_why(backend, instruction, tmp_path, capsys):
     try:
-        ni.source_from_spec("gpu:tcgen05")
+        ni.source_for_backend(backend, instruction)
     except SourceUnavailable as e:
         reason = str(e)
     else:
-        pytest.skip("this machine has a Blackwell GPU")
-    assert main(["numerics", "infer", "--source", "gpu:tcgen05"]) == 0
-    out = capsys.readouterr().out
-    assert out.startswith("skipped: ") and reason in out
+        pytest.skip(f"this machine has the {backend} backend's GPU")
+    out = tmp_path / "inferred.json"
+    argv = ["numerics", "infer", "--backend", backend, "--out", str(out)] + (["--instruction", instruction] if instruction else [])
+    assert main(argv) == 5  # nothing ran (conformance/cli/common.py)
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("tcgen05-conformance: nothing ran: ") and reason in err
+    assert not out.exists()
 
 
 def test_compare_exits_1_on_a_difference(capsys):
-    assert main(["numerics", "infer", "--source", "model:sm_90a.mma_sync", "--formats", "e5m2", "--confirm", "0",
-                 "--compare", "sm_90a"]) == 1
+    assert main(["numerics", "infer", "--backend", "oracle", "--profile", "sm_90a", "--instruction", "mma.sync",
+                 "--formats", "e5m2", "--confirm", "0", "--compare", "sm_90a"]) == 1
     out = capsys.readouterr().out
     assert "differs from sm_90a: e5m2->f32 split_ways" in out
 
 
-@pytest.mark.parametrize("spec", ["model", "nothing:x", "gpu:", "model:no_such_profile"])
-def test_bad_sources_are_one_line_usage_errors(spec, capsys):
-    assert main(["numerics", "infer", "--source", spec]) == 2
+@pytest.mark.parametrize("argv", [["--backend", "oracle"], ["--backend", "nothing"], ["--backend", "ptxas"],
+                                  ["--backend", "oracle", "--profile", "no_such_profile"],
+                                  ["--backend", "hopper", "--instruction", "tcgen05"],
+                                  ["--backend", "recorded:no_such_gpu"],
+                                  ["--backend", "math:sqrt"]])
+def test_bad_backends_are_one_line_usage_errors(argv, capsys):
+    try:
+        status = main(["numerics", "infer", *argv])
+    except SystemExit as e:  # refused while parsing
+        status = e.code
+    assert status == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "error" in err

@@ -7,6 +7,11 @@ target by nvJitLink (once per PTX text), launched with 128 threads per CTA, the 
 cta_group::2 program as one cluster of 2, and `smem_bytes(p)` bytes of dynamic shared memory;
 the inputs are copied in bulk and the TMEM image back (`kernel_images`, `tmem_state`).
 
+Before the first case the backend checks its own plumbing on the GPU
+(`device.tcgen05_inner_products.plumbing_check`: a TMEM alloc / st / ld round trip, then one MMA
+whose D is known exactly); when that fails, every case is an error carrying its one-line
+diagnosis, instead of thousands of mismatches.
+
 Observations: the state; skip when the GPU is not the program's target (an sm_100a kernel runs
 on sm_100 only, an sm_103a one on sm_103 only) or the kernel generator cannot express the
 program (tcgen05.ld / st in it); error, with a one-line reason, when the program's CTAs do not
@@ -34,6 +39,7 @@ from conformance.core.state import MachineState, initial_smem, initial_tmem
 from conformance.harness.backends.base import Observation, Progress, observe_each
 from device.gpu_worker import GpuWorker, KernelFailed, Launch
 from device.launch import GpuUnavailable
+from device.tcgen05_inner_products import plumbing_check
 from device.ptx.kernels import THREADS, UnsupportedProgram, cta_group, smem_bytes, tcgen05_kernel
 
 TCGEN05_GPUS = {(10, 0): "sm_100a", (10, 3): "sm_103a"}  # compute capability -> the target it runs
@@ -143,8 +149,11 @@ class BlackwellBackend:
         self._unavailable = reason_for(capability, name)
         if self._unavailable:
             worker.close()
-        else:
-            self._worker, self._gpu = worker, (name, capability)
+            return
+        self._worker, self._gpu = worker, (name, capability)
+        check = plumbing_check(worker, TCGEN05_GPUS[tuple(capability)])
+        if not check.ok:  # every case would mismatch: one diagnosis instead
+            self._lost = f"not run: the Blackwell plumbing check failed at its {check.step} step: {check.diagnosis}"
 
     def observe(self, programs: Sequence[Program], progress: Progress | None = None) -> list[Observation]:
         reason = self.unavailable_reason()
