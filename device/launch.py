@@ -90,6 +90,14 @@ class Gpu:
         major, minor = self.compute_capability
         return f"sm_{major}{minor}"
 
+    @property
+    def driver(self) -> str:
+        """The CUDA driver's version, as reports record it, e.g. "CUDA driver 13.0"."""
+        from cuda.bindings import driver
+
+        version = _check(driver.cuDriverGetVersion())
+        return f"CUDA driver {version // 1000}.{version % 1000 // 10}"
+
     def load(self, ptx: str, arch: str):
         """The cubin of a PTX module, linked for `arch` (e.g. "sm_90a") by nvJitLink, loaded."""
         from cuda.core import ObjectCode

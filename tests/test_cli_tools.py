@@ -20,7 +20,8 @@ from conformance.cli import main, parser
 
 ROOT = Path(__file__).resolve().parents[1]
 SUBCOMMANDS = [["run"], ["replay"], ["export"], ["legality"], ["decode"], ["vectors", "check"], ["numerics"],
-               ["numerics", "measure"], ["numerics", "fit"], ["numerics", "sweep"], ["numerics", "catch-rates"], ["numerics", "probes"], ["probe"],
+               ["numerics", "measure"], ["numerics", "infer"], ["numerics", "proof"], ["numerics", "fit"], ["numerics", "sweep"],
+               ["numerics", "catch-rates"], ["numerics", "probes"], ["probe"],
                ["campaign"], ["cache"], ["cache", "info"], ["cache", "clear"], ["report"], ["report", "merge"], ["bench"],
                ["mutants"], ["fuzz"], ["lint"], ["import"], ["spellings"], ["lint-agreement"], ["peers"]]
 SUBNORMAL_SAMPLES = ROOT / "reports" / "numerics" / "h100-subnormal-samples.npz"
@@ -54,7 +55,7 @@ def test_help_describes_each_subcommand(words, capsys):
     assert _status([*words, "--help"]) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"usage: {' '.join(['tcgen05-conformance', *words])}")
-    if words in (["campaign"], ["numerics", "measure"]):
+    if words in (["campaign"], ["numerics", "measure"], ["numerics", "infer"], ["numerics", "proof"]):
         assert "5 when nothing could run here" in " ".join(out.split()) and "sm_90" in out
 
 
@@ -352,7 +353,7 @@ def test_numerics_measure_end_to_end_with_a_stand_in_gpu(tmp_path, capsys, monke
             words[0, 0, 0] ^= 1 << 3
         return words
 
-    monkeypatch.setattr(cli_numerics, "hopper_gpu_or_skip", lambda command: _FakeGpu())
+    monkeypatch.setattr(cli_numerics, "hopper_gpu_or_skip", lambda command, target: _FakeGpu())
     monkeypatch.setattr(tool, "run_chunk", run_chunk)
     report, samples = tmp_path / "run.json", tmp_path / "samples.npz"
     argv = ["numerics", "measure", "--count", "1000", "--seed", "5", "--only", "wgmma.bf16.f32", "--jobs", "1",

@@ -62,6 +62,19 @@ def test_the_oracle_backend_runs_one_test_per_program_of_run_beside_the_projects
     assert not skipped and not failed
 
 
+def test_a_profile_file_judges_the_suite_as_its_name_would(pytester, tmp_path):
+    """An inferred profile file (here sm_90a's own datapaths, naming no target) where a name goes."""
+    import json
+
+    from oracles.numerics.profiles import PROFILES
+
+    path = tmp_path / "inferred.json"
+    path.write_text(json.dumps(PROFILES["sm_90a"].as_dict()))
+    reprec = pytester.inline_run("--tcgen05-backend", "oracle", "--tcgen05-examples", "3", "--tcgen05-profile", str(path))
+    passed, skipped, failed = reprec.listoutcomes()
+    assert len(passed) == 3 and not failed
+
+
 def test_a_planted_backend_fails_exactly_the_planted_cases_with_their_detail(pytester, monkeypatch, generated):
     programs = generate_programs(6, 0)
     calls = generated([*programs, programs[1]])  # a repeated program is one case id, one test
@@ -125,6 +138,9 @@ def test_with_a_timeout_a_hanging_case_is_an_error_and_the_others_pass(pytester,
      "ERROR: --tcgen05-examples must be at most 1000000 (got 99999999999999999999)"),
     (["--tcgen05-backend", "oracle", "--tcgen05-seed", "-1"], "ERROR: --tcgen05-seed must be in [[]0, 4294967295] (got -1)"),
     (["--tcgen05-backend", "oracle", "--tcgen05-timeout", "1e9"], "ERROR: --tcgen05-timeout must be at most 86400 (got 1000000000.0)"),
+    (["--tcgen05-backend", "oracle", "--tcgen05-profile", "sm_99z"], "ERROR: --tcgen05-profile: unknown profile 'sm_99z'*"),
+    (["--tcgen05-backend", "oracle", "--tcgen05-profile", "missing.json"],
+     "ERROR: --tcgen05-profile: missing.json: no such profile file"),
 ])
 def test_bad_options_are_a_one_line_usage_error(pytester, argv, message):
     result = pytester.runpytest(*argv)

@@ -1,7 +1,8 @@
-"""`numerics measure|infer|fit|sweep|catch-rates|probes`: the numeric model against silicon, profiles
-inferred from nothing by directed feature tests, one-parameter sweeps around a profile (over recorded
-vectors, or on the GPU at silicon speed), how often discriminating vectors expose a changed datapath,
-and the probe vectors that would settle a new GPU's datapath."""
+"""`numerics measure|infer|proof|fit|sweep|catch-rates|probes`: the numeric model against silicon, profiles
+inferred from nothing by directed feature tests (and the H100 proof that the inference works),
+one-parameter sweeps around a profile (over recorded vectors, or on the GPU at silicon speed), how
+often discriminating vectors expose a changed datapath, and the probe vectors that would settle a
+new GPU's datapath."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import sys
 
 from conformance.cli.common import (
     EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_STATUSES, GPU_EXIT_STATUSES, JOBS_LIMIT, PROFILE_FILE_HELP, NothingRan, UsageError,
-    backend_spec, command_line, count, hopper_gpu_or_skip, machine, output_file, print_json, profile_spec, seed, write_json,
+    backend_spec, command_line, count, hopper_gpu_or_skip, machine, output_file, output_folder, print_json, profile_spec, seed,
+    write_json,
 )
 from oracles.numerics.profiles import PARAMETERS as DATAPATH_PARAMETERS
 
@@ -26,6 +28,7 @@ def add(sub) -> None:
     num_sub = num.add_subparsers(dest="subcommand", required=True)
     add_measure(num_sub)
     add_infer(num_sub)
+    add_proof(num_sub)
     add_fit(num_sub)
     add_sweep(num_sub)
     add_catch_rates(num_sub)
@@ -201,6 +204,41 @@ def cmd_infer(args: argparse.Namespace) -> int:
     else:
         print("\n".join(summary_lines(report)))
     return EXIT_OK if status == 0 else EXIT_FAILED
+
+
+def add_proof(sub) -> None:
+    pro = sub.add_parser(
+        "proof", help="on an H100: infer the wgmma and mma.sync profiles from nothing, compare them with sm_90a and "
+                      "sm_90a.mma_sync, then check N fresh inner products per input format against them",
+        description="The proof that numerics infer works (conformance/tools/numerics_proof.py): infer both Hopper "
+                    "profiles from nothing on GPU 0, compare each parameter for parameter with the committed one, then "
+                    "run at least N fresh random and discriminating inner products per input format (f16, bf16, tf32, "
+                    "e4m3, e5m2, s8, u8; over both instructions, every accumulator, with and without .satfinite) through "
+                    "the shared driver and compare them with the inferred profiles on every core. Writes the inferred "
+                    "profiles, h100-inference-proof.json and .md under DIR. --backend oracle runs the same path with the "
+                    "numeric model answering and standing in for silicon (no GPU). Exit status 1 when a parameter "
+                    "differs or an inner product mismatches.",
+        epilog=GPU_EXIT_STATUSES)
+    pro.add_argument("--out", required=True, type=output_folder, metavar="DIR", help="folder for the reports (created)")
+    pro.add_argument("--per-format", type=count(1, COUNT_LIMIT, "count"), default=10**8, metavar="N",
+                     help="fresh inner products per input format, at least (whole chunks of about 2^20 per combination; "
+                          "default 1e8)")
+    pro.add_argument("--backend", choices=("hopper", "oracle"), default="hopper",
+                     help="hopper: GPU 0, an sm_90 GPU (default); oracle: the numeric model stands in for it")
+    pro.add_argument("--seed", type=seed, default=18, help="seed of the fresh inner products (default 18)")
+    pro.add_argument("--jobs", type=count(1, JOBS_LIMIT, "worker count"), default=os.cpu_count() or 1, metavar="N",
+                     help="worker processes drawing, packing and comparing (default: every core)")
+    pro.set_defaults(func=cmd_proof)
+
+
+def cmd_proof(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    gpu = hopper_gpu_or_skip("numerics proof") if args.backend == "hopper" else None
+    from conformance.tools.numerics_proof import prove
+
+    report = prove(gpu, Path(args.out), args.per_format, args.seed, args.jobs, command_line(args))
+    return EXIT_OK if report["passed"] else EXIT_FAILED
 
 
 def add_fit(sub) -> None:

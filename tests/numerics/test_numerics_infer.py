@@ -178,3 +178,67 @@ def test_bad_backends_are_one_line_usage_errors(argv, capsys):
     assert status == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "error" in err
+
+
+def test_a_plugin_factory_is_a_backend(capsys):
+    """MODULE:FACTORY, called with profile=, gives a vector source: ModelSource is one."""
+    assert main(["numerics", "infer", "--backend", "conformance.tools.numerics_sources:ModelSource", "--profile", "sm_90a",
+                 "--formats", "tf32", "--confirm", "16", "--compare", "sm_90a"]) == 0
+    assert "equal to sm_90a, parameter for parameter" in capsys.readouterr().out
+
+
+def test_recorded_vectors_are_a_backend_and_their_profile_judges_their_target(tmp_path):
+    out = tmp_path / "b200-tf32.json"
+    assert main(["numerics", "infer", "--backend", "recorded:B200", "--formats", "tf32", "--out", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["provenance"]["target"] == "sm_100a" and list(data["datapaths"]) == ["tf32->f32"]
+    assert main(["vectors", "check", str(DATA / "B200" / "tf32"), "--profile", str(out)]) == 0
+
+
+def _profile_file(tmp_path, target: str | None) -> str:
+    data = PROFILES["sm_90a"].as_dict()
+    if target:
+        data["provenance"] = {"target": target}
+    path = tmp_path / f"profile-{target}.json"
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def test_a_profile_file_judges_the_programs_of_its_target_only(tmp_path):
+    from conformance.harness.judge import profile_for
+    from conformance.harness.runner import generate_programs
+
+    programs = generate_programs(200, 0)
+    hopper = next(p for p in programs if p.target == "sm_90a" and p.ops and type(p.ops[0]).__name__ == "WgmmaMma")
+    blackwell = next(p for p in programs if p.target == "sm_100a")
+    for_hopper, anywhere = _profile_file(tmp_path, "sm_90a"), _profile_file(tmp_path, None)
+    assert profile_for(hopper, for_hopper) == for_hopper
+    assert profile_for(blackwell, for_hopper) == profile_for(blackwell)  # not its architecture: the default
+    assert profile_for(blackwell, anywhere) == anywhere  # names no target: judges every program, as exact does
+    bad = tmp_path / "bad-target.json"
+    bad.write_text(json.dumps({**PROFILES["sm_90a"].as_dict(), "provenance": {"target": "sm_42"}}))
+    with pytest.raises(ProfileFileError, match=r"\$\.provenance\.target: \"sm_42\" is not a target"):
+        get_profile(str(bad))
+
+
+def test_export_and_replay_carry_a_profile_file(tmp_path, capsys):
+    profile = _profile_file(tmp_path, None)
+    assert main(["export", "--examples", "2", "--profile", profile, "--out", str(tmp_path / "vectors")]) == 0
+    index = json.loads((tmp_path / "vectors" / "index.json").read_text())
+    exported = [e for e in index["cases"] if "skipped" not in e]
+    assert exported and all(e["profile"] == profile for e in exported)
+    case = tmp_path / "vectors" / "cases" / exported[0]["case_id"] / "case.json"
+    assert main(["replay", str(case), "--backend", "oracle"]) == 0
+    assert f"profile {profile}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", [["run", "--examples", "1"], ["vectors", "check", str(DATA / "H100")],
+                                     ["numerics", "fit", str(DATA / "H100")]])
+def test_a_malformed_profile_file_is_refused_while_parsing(tmp_path, command, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    with pytest.raises(SystemExit) as e:
+        main([*command, "--profile", str(bad)])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(bad) in err and "not a readable JSON file" in err
