@@ -20,7 +20,8 @@ from conformance.cli import main, parser
 
 ROOT = Path(__file__).resolve().parents[1]
 SUBCOMMANDS = [["run"], ["replay"], ["export"], ["legality"], ["decode"], ["vectors", "check"], ["numerics"],
-               ["numerics", "measure"], ["numerics", "infer"], ["numerics", "proof"], ["numerics", "fit"], ["numerics", "sweep"],
+               ["numerics", "measure"], ["numerics", "infer"], ["numerics", "proof"], ["numerics", "agree"], ["numerics", "fit"],
+               ["numerics", "sweep"],
                ["numerics", "catch-rates"], ["numerics", "probes"], ["probe"],
                ["campaign"], ["cache"], ["cache", "info"], ["cache", "clear"], ["report"], ["report", "merge"], ["bench"],
                ["mutants"], ["fuzz"], ["lint"], ["import"], ["spellings"], ["lint-agreement"], ["peers"]]

@@ -1,5 +1,6 @@
-"""`numerics measure|infer|proof|fit|sweep|catch-rates|probes`: the numeric model against silicon, profiles
-inferred from nothing by directed feature tests (and the H100 proof that the inference works),
+"""`numerics measure|infer|proof|agree|fit|sweep|catch-rates|probes`: the numeric model against
+silicon, profiles inferred from nothing by directed feature tests (and the H100 proof that the
+inference works), a numeric model or simulator against a profile and recorded silicon,
 one-parameter sweeps around a profile (over recorded vectors, or on the GPU at silicon speed), how
 often discriminating vectors expose a changed datapath, and the probe vectors that would settle a
 new GPU's datapath."""
@@ -29,6 +30,7 @@ def add(sub) -> None:
     add_measure(num_sub)
     add_infer(num_sub)
     add_proof(num_sub)
+    add_agree(num_sub)
     add_fit(num_sub)
     add_sweep(num_sub)
     add_catch_rates(num_sub)
@@ -239,6 +241,66 @@ def cmd_proof(args: argparse.Namespace) -> int:
 
     report = prove(gpu, Path(args.out), args.per_format, args.seed, args.jobs, command_line(args))
     return EXIT_OK if report["passed"] else EXIT_FAILED
+
+
+def add_agree(sub) -> None:
+    agr = sub.add_parser(
+        "agree", help="where a numeric model or simulator agrees with a profile (discriminating vectors) and with "
+                      "silicon (recorded vectors), per format",
+        description="Send N discriminating vectors per (input, accumulator) pair the backend runs (every family of "
+                    "generators/numeric_vectors.py, K the backend's) and compare its results with the profile's; replay "
+                    "every recorded file under each --recorded folder through it and compare with the recorded silicon. "
+                    "A backend is any numerics infer takes that evaluates (a simulator over the line protocol, say: "
+                    "examples/numeric_simulators/). Exit status 1 when anything differs.",
+        epilog=GPU_EXIT_STATUSES.replace("or not an sm_90 GPU", "or not the backend's GPU"))
+    agr.add_argument("--backend", required=True, type=_infer_backend, metavar="B",
+                     help="as for numerics infer: oracle, hopper, blackwell, sim:CMD, MODULE:FACTORY (not recorded vectors)")
+    agr.add_argument("--instruction", choices=("wgmma", "mma.sync", "tcgen05"), help="as for numerics infer")
+    agr.add_argument("--profile", required=True, type=profile_spec, metavar="PROFILE",
+                     help=f"the profile compared with (a name {PROFILE_FILE_HELP}); for the oracle backend also what it "
+                          "computes with")
+    agr.add_argument("--recorded", action="append", default=[], metavar="DIR",
+                     help="a folder of recorded vectors (GPU or format folder) replayed through the backend (repeatable)")
+    agr.add_argument("--vectors", type=count(0, 10**7, "count"), default=1000, metavar="N",
+                     help="discriminating vectors per pair (default 1000)")
+    agr.add_argument("--formats", metavar="F,F", help="only these input formats (default: every one the backend runs)")
+    agr.add_argument("--seed", type=seed, default=0, help="seed of the discriminating vectors (default 0)")
+    agr.add_argument("--json", type=output_file, metavar="FILE", help="also write the report here (JSON)")
+    agr.set_defaults(func=cmd_agree)
+
+
+def cmd_agree(args: argparse.Namespace) -> int:
+    from tabulate import tabulate
+
+    from conformance.tools.numerics_infer import agreement, source_for_backend
+    from conformance.tools.numerics_sources import SimulatorError, SourceUnavailable
+    from oracles.numerics import VectorFileError
+
+    formats = [f.strip() for f in args.formats.split(",")] if args.formats else None
+    try:
+        source = source_for_backend(args.backend, args.instruction, args.profile)
+    except SourceUnavailable as e:
+        raise NothingRan(f"numerics agree --backend {args.backend}: {e}") from None
+    if isinstance(source, str):
+        raise UsageError(f"--backend {args.backend}: recorded vectors do not evaluate new inner products; pass them "
+                         "as --recorded")
+    try:
+        report = agreement(source, args.profile, args.recorded, args.vectors, args.seed, formats)
+    except (SimulatorError, VectorFileError, FileNotFoundError) as e:
+        raise UsageError(str(e)) from None
+    finally:
+        if hasattr(source, "close"):
+            source.close()
+    report["command"] = command_line(args)
+    if args.json:
+        write_json(args.json, report)
+    rows = [[f"{p['input']} -> {p['accumulator']}", f"discriminating (K = {p['k']}) vs {args.profile}",
+             p.get("skipped") or f"{p['mismatches']} of {p['vectors']}",
+             ", ".join(f"{f} {n}" for f, n in p.get("mismatches_per_family", {}).items())] for p in report["discriminating"]]
+    rows += [[f"{r['input']} -> {r['accumulator']}" if "input" in r else "", f"recorded {r['file']}",
+              r.get("skipped") or f"{r['mismatches']} of {r['vectors']}", ""] for r in report["recorded"]]
+    print(tabulate(rows, ["pair", "against", "mismatches", "per family"], tablefmt="github"))
+    return EXIT_OK if report["mismatches"] == 0 else EXIT_FAILED
 
 
 def add_fit(sub) -> None:

@@ -14,16 +14,17 @@ that parameters settled later cannot change them. Parameters no vector of the fo
 (the alignment floor with fp16 products, say) are *open*: they take the value of a datapath of
 the same source, instruction kind and accumulator that did settle them, else a neutral value,
 and the report says so. At the end the whole inferred datapath must reproduce every directed
-vector, and is checked against discriminating vectors (`oracles.numerics.discriminating`).
+vector, and is checked against discriminating vectors (`generators.numeric_vectors`).
 
 Recorded vectors cannot be chosen, so `infer_recorded` searches every datapath consistent with a
 recorded folder instead and reports which parameters the data determines and which it leaves
 open.
 
-    tcgen05-conformance numerics infer --source model:sm_90a --out sm_90a.inferred.json
-    tcgen05-conformance numerics infer --source gpu:wgmma --out h100-wgmma.json       (on an H100)
-    tcgen05-conformance numerics infer --source recorded:B200 --json
-    tcgen05-conformance numerics infer --source sim:'octave-cli tools/km_simulator.m B200TC'
+    tcgen05-conformance numerics infer --backend oracle --profile sm_90a --out sm_90a.inferred.json
+    tcgen05-conformance numerics infer --backend hopper --out h100-wgmma.json       (on an H100)
+    tcgen05-conformance numerics infer --backend recorded:B200 --json
+    tcgen05-conformance numerics agree --backend sim:'python examples/numeric_simulators/khattak_mikaitis.py MODELS B200TC' \
+        --profile sm_100a --recorded oracles/numerics/recordings/tensor-core-vectors/B200
 """
 
 from __future__ import annotations
@@ -35,12 +36,12 @@ import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
 from conformance.core.formats import FloatFormat, decode, get_format, storage_dtype
-from conformance.tools.numerics_sources import Scaling, VectorSource
+from conformance.tools.numerics_sources import Scaling, SimulatorSource, VectorSource
 from oracles.numerics import inner_product
 from oracles.numerics.convert import NotRepresentable, from_binary32
 from generators.numeric_vectors import FAMILIES, mix
@@ -1212,7 +1213,7 @@ def source_for_backend(spec: str, instruction: str | None = None, profile: str |
     (`recorded:DIR`, DIR a folder or a GPU folder's name under the shipped recordings, or a folder
     given as it is), returned as the folder's path. ValueError (one line) for a spec that names
     none of these; SourceUnavailable when the silicon is not here."""
-    from conformance.tools.numerics_sources import GpuSource, ModelSource, SimulatorSource
+    from conformance.tools.numerics_sources import GpuSource, ModelSource
     from oracles.numerics.profiles import for_instruction
     from oracles.numerics.vectors import RECORDINGS
 
@@ -1273,11 +1274,63 @@ def replay_recorded(source: VectorSource, path) -> list[dict]:
             if (rec.in_fmt, rec.acc_fmt) not in runs:
                 out.append({"file": str(rec.path), "skipped": f"the source does not run {rec.in_fmt}->{rec.acc_fmt}"})
                 continue
-            got = _unsigned(source.evaluate(rec.in_fmt, rec.acc_fmt, rec.a, rec.b, rec.c))
-            bad = np.flatnonzero(got != _unsigned(rec.d))
+            refused: dict[int, str] = {}
+            got = _evaluate(source, rec.in_fmt, rec.acc_fmt, rec.a, rec.b, rec.c, refused)
+            wrong = got != _unsigned(rec.d)
+            wrong[list(refused)] = True
+            bad = np.flatnonzero(wrong)
             out.append({"file": str(rec.path), "input": rec.in_fmt, "accumulator": rec.acc_fmt, "recorded_with": rec.recording.instruction,
-                        "vectors": int(len(got)), "mismatches": int(len(bad)), "first_mismatch_lines": [int(i) + 1 for i in bad[:5]]})
+                        "vectors": int(len(got)), "mismatches": int(len(bad)), "first_mismatch_lines": [int(i) + 1 for i in bad[:5]],
+                        **_refusals(refused)})
     return out
+
+
+def _evaluate(source: VectorSource, in_fmt: str, acc: str, a, b, c, refused: dict[int, str]) -> np.ndarray:
+    """The source's results as unsigned codes; a simulator's refusals (`error` replies) go into
+    `refused` (a source that cannot refuse takes no such argument)."""
+    if isinstance(source, SimulatorSource):
+        return _unsigned(source.evaluate(in_fmt, acc, a, b, c, refused=refused))
+    return _unsigned(source.evaluate(in_fmt, acc, a, b, c))
+
+
+def _refusals(refused: dict[int, str]) -> dict:
+    """How many requests a simulator refused (counted as mismatches), and the first refusal."""
+    if not refused:
+        return {}
+    first = min(refused)
+    return {"refused": len(refused), "first_refusal": {"vector": first + 1, "error": refused[first]}}
+
+
+def agreement(source: VectorSource, profile: str, recorded: Sequence[str], vectors: int, seed: int,
+              formats: Iterable[str] | None = None) -> dict:
+    """How a source (a third-party model, say) agrees with a profile and with silicon: per
+    (input, accumulator) pair it runs, `vectors` discriminating vectors (every family of
+    `generators.numeric_vectors`, K the source's) against the profile's results, with the
+    mismatches per family; and every recorded file under `recorded` replayed through it."""
+    from oracles.numerics.profiles import get_profile
+
+    wanted = set(formats) if formats is not None else None
+    pairs = []
+    for i, (in_fmt, acc) in enumerate(source.pairs()):
+        if wanted is not None and in_fmt not in wanted:
+            continue
+        k = source.k(in_fmt, acc)
+        a, b, c, labels = mix(in_fmt, acc, k, vectors, np.random.default_rng([seed, i]))
+        try:
+            want = inner_product(a, b, c, in_fmt, acc, get_profile(profile))
+        except ValueError as e:  # the profile has no such datapath
+            pairs.append({"input": in_fmt, "accumulator": acc, "k": k, "skipped": str(e)})
+            continue
+        refused: dict[int, str] = {}
+        bad = _evaluate(source, in_fmt, acc, a, b, c, refused) != _unsigned(want)
+        bad[list(refused)] = True
+        pairs.append({"input": in_fmt, "accumulator": acc, "k": k, "vectors": int(len(bad)), "mismatches": int(bad.sum()),
+                      "mismatches_per_family": {FAMILIES[f]: int(n) for f, n in enumerate(np.bincount(labels[bad],
+                                                                                                 minlength=len(FAMILIES))) if n},
+                      **_refusals(refused)})
+    replays = [r for folder in recorded for r in replay_recorded(source, folder) if wanted is None or r.get("input") in wanted]
+    return {"source": dict(source.provenance()), "profile": profile, "seed": seed, "discriminating": pairs, "recorded": replays,
+            "mismatches": sum(p.get("mismatches", 0) for p in pairs) + sum(r.get("mismatches", 0) for r in replays)}
 
 
 def compare_profiles(inferred: Profile, reference: Profile) -> list[dict]:

@@ -304,10 +304,13 @@ class SimulatorSource:
     def scalings(self, in_fmt: str) -> tuple[Scaling, ...]:
         return ()
 
-    def evaluate(self, in_fmt, acc_fmt, a, b, c, *, a_scale=None, b_scale=None, scale_fmt="ue8m0", saturate=None):
+    def evaluate(self, in_fmt, acc_fmt, a, b, c, *, a_scale=None, b_scale=None, scale_fmt="ue8m0", saturate=None,
+                 refused: dict[int, str] | None = None):
+        """As every source's; `refused` collects the requests the simulator answered with an error
+        (else the first stops the batch, `simulate`)."""
         if a_scale is not None:
             raise ValueError(f"{self.name}: the line protocol carries no block scales")
-        return simulate(self._send, self._read, in_fmt, acc_fmt, a, b, c)
+        return simulate(self._send, self._read, in_fmt, acc_fmt, a, b, c, refused)
 
 
 def request_line(in_fmt: str, acc_fmt: str, a_row: np.ndarray, b_row: np.ndarray, c_code: int) -> str:
@@ -316,32 +319,46 @@ def request_line(in_fmt: str, acc_fmt: str, a_row: np.ndarray, b_row: np.ndarray
     return f"ip {in_fmt} {acc_fmt} {hexes(a_row)} {hexes(b_row)} {int(c_code):x}"
 
 
-def simulate(send, read, in_fmt: str, acc_fmt: str, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+def simulate(send, read, in_fmt: str, acc_fmt: str, a: np.ndarray, b: np.ndarray, c: np.ndarray,
+             refused: dict[int, str] | None = None) -> np.ndarray:
     """Results of a batch over the line protocol: blocks of BLOCK requests, each closed by `sync`,
     whose `ok` follows the block's replies (small enough that no pipe fills: a simulator may
-    answer each line at once, or - like an Octave batch - only at `sync`)."""
+    answer each line at once, or - like an Octave batch - only at `sync`). A request the simulator
+    answers with `error MESSAGE` goes into `refused` (index -> message; its result is 0), or, when
+    `refused` is None, stops the batch with SimulatorError once the block has been read."""
     dtype = storage_dtype(get_format(acc_fmt))
     unsigned = np.dtype(dtype.str.replace("i", "u"))
     a = np.asarray(a).astype(storage_dtype(get_format(in_fmt)).str.replace("i", "u"))
     b = np.asarray(b).astype(a.dtype)
     c = np.asarray(c).astype(unsigned) if np.asarray(c).dtype.kind == "u" else np.asarray(c).astype(dtype).view(unsigned)
-    out = np.empty(len(c), dtype=unsigned)
+    out = np.zeros(len(c), dtype=unsigned)
+    top = np.iinfo(unsigned).max
+    errors = {} if refused is None else refused
     for lo in range(0, len(c), BLOCK):
         hi = min(lo + BLOCK, len(c))
         for i in range(lo, hi):
             send(request_line(in_fmt, acc_fmt, a[i], b[i], c[i]))
         send("sync")
         for i in range(lo, hi):
-            reply = read().split()
+            reply = read().split(maxsplit=1)
+            if reply[:1] == ["error"]:
+                errors[i] = " ".join(reply[1:])[:200]
+                continue
             if len(reply) != 2 or reply[0] != "d":
-                raise SimulatorError(f"request {i + 1}: expected 'd HEX', got {' '.join(reply)[:120]!r}")
+                raise SimulatorError(f"request {i + 1}: expected 'd HEX' or 'error MESSAGE', got {' '.join(reply)[:120]!r}")
             try:
-                out[i] = int(reply[1], 16)
+                code = int(reply[1], 16)
             except ValueError:
                 raise SimulatorError(f"request {i + 1}: {reply[1][:20]!r} is not a hexadecimal code") from None
+            if not 0 <= code <= top:
+                raise SimulatorError(f"request {i + 1}: {reply[1][:20]} does not fit a {acc_fmt} code")
+            out[i] = code
         done = read()
         if done != "ok":
             raise SimulatorError(f"expected 'ok' after the replies to a block, got {done[:80]!r}")
+        if refused is None and errors:
+            first = min(errors)
+            raise SimulatorError(f"request {first + 1} ({in_fmt} -> {acc_fmt}): the simulator answered error {errors[first]!r}")
     return out.view(dtype)
 
 

@@ -33,7 +33,7 @@ function f = fmt_fields(name)
   end
 end
 
-% the value of a raw code (IEEE 754 / OCP MX fields)
+% the values of raw codes (IEEE 754 / OCP MX fields), element by element
 function v = decode_code(code, name)
   f = fmt_fields(name);
   code = floor(code / 2^f.shift);
@@ -41,19 +41,19 @@ function v = decode_code(code, name)
   ef = mod(floor(code / 2^f.m), 2^f.e);
   s = mod(floor(code / 2^(f.m + f.e)), 2);
   top = 2^f.e - 1;
-  if ef == 0
-    v = frac * 2^(1 - f.bias - f.m);
-  elseif strcmp(f.spec, 'ieee') && ef == top
-    if frac == 0, v = Inf; else, v = NaN; end
-  elseif strcmp(f.spec, 'fn') && ef == top && frac == 2^f.m - 1
-    v = NaN;
+  v = (1 + frac / 2^f.m) .* 2.^(ef - f.bias);
+  v(ef == 0) = frac(ef == 0) * 2^(1 - f.bias - f.m);
+  if strcmp(f.spec, 'ieee')
+    v(ef == top & frac == 0) = Inf;
+    v(ef == top & frac ~= 0) = NaN;
   else
-    v = (1 + frac / 2^f.m) * 2^(ef - f.bias);
+    v(ef == top & frac == 2^f.m - 1) = NaN;
   end
-  if s, v = -v; end
+  v(s == 1) = -v(s == 1);
 end
 
-% the code of a value exact in f32 or f16 (NaN: the canonical NaN 0x7FFFFFFF / 0x7FFF)
+% the code of a value exact in f32 or f16 (NaN: the canonical NaN 0x7FFFFFFF / 0x7FFF); an error
+% when the value is not one of the format's
 function code = encode_value(v, name)
   f = fmt_fields(name);
   if isnan(v)
@@ -69,13 +69,18 @@ function code = encode_value(v, name)
   else
     [~, e2] = log2(a);
     ex = e2 - 1;
-    if ex < 1 - f.bias
+    if ex + f.bias >= 2^f.e - 1
+      error('the model returned %.17g, beyond the largest finite %s', v, name);
+    elseif ex < 1 - f.bias
       code = round(a / 2^(1 - f.bias - f.m));
     else
       code = (ex + f.bias) * 2^f.m + round((a / 2^ex - 1) * 2^f.m);
     end
   end
   code = code + s * 2^(f.e + f.m);
+  if decode_code(code, name) ~= v
+    error('the model returned %.17g, which is not a %s value', v, name);
+  end
 end
 
 informats = struct('f16', 'fp16', 'bf16', 'bf16', 'tf32', 'tf32', 'e4m3', 'fp8-e4m3', 'e5m2', 'fp8-e5m2');
@@ -89,8 +94,8 @@ while true
   words = strsplit(strtrim(line), ' ');
   if strcmp(words{1}, 'ip') && numel(words) == 6
     fi = words{2}; fa = words{3};
-    a = cellfun(@(t) decode_code(hex2dec(t), fi), strsplit(words{4}, ','));
-    b = cellfun(@(t) decode_code(hex2dec(t), fi), strsplit(words{5}, ','));
+    a = decode_code(hex2dec(strsplit(words{4}, ','))', fi);
+    b = decode_code(hex2dec(strsplit(words{5}, ','))', fi);
     c = decode_code(hex2dec(words{6}), fa);
     try
       evalc('d = feval(model, 1, a, b.'', 1, c, informats.(fi), outformats.(fa));');

@@ -9,7 +9,9 @@ H100 folders determine, and the command line (a GPU backend skips with its reaso
 from __future__ import annotations
 
 import json
+import os
 import random
+import shutil
 import sys
 from pathlib import Path
 
@@ -242,3 +244,46 @@ def test_a_malformed_profile_file_is_refused_while_parsing(tmp_path, command, ca
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and str(bad) in err and "not a readable JSON file" in err
+
+
+def test_agree_counts_where_a_simulator_differs_from_a_profile_and_from_silicon(tmp_path, capsys):
+    """The protocol simulator computing sm_90a agrees with sm_90a and the H100's recorded fp16 files
+    (0 of 2,500), and differs from sm_100a's datapath on discriminating vectors where the two
+    profiles differ (the H100's fp8 wgmma datapath against the B200's mma.sync one)."""
+    sim = f"sim:{sys.executable} {SIMULATOR} sm_90a"
+    report = tmp_path / "agree.json"
+    assert main(["numerics", "agree", "--backend", sim, "--profile", "sm_90a", "--formats", "f16",
+                 "--recorded", str(DATA / "H100" / "fp16"), "--vectors", "64", "--json", str(report)]) == 0
+    data = json.loads(report.read_text())
+    assert [(p["input"], p["accumulator"], p["mismatches"]) for p in data["discriminating"]] == [("f16", "f32", 0), ("f16", "f16", 0)]
+    assert sorted((r["accumulator"], r["vectors"], r["mismatches"]) for r in data["recorded"]) == [("f16", 2500, 0), ("f32", 2500, 0)]
+    capsys.readouterr()
+    assert main(["numerics", "agree", "--backend", sim, "--profile", "sm_100a", "--formats", "e4m3", "--vectors", "256"]) == 1
+    assert "e4m3 -> f32" in capsys.readouterr().out
+
+
+KM_MODELS = os.environ.get("KHATTAK_MIKAITIS_MODELS", "")  # models/ of north-numerical-computing/MATLAB-tensor-core
+KM_ADAPTER = Path(__file__).resolve().parents[2] / "examples" / "numeric_simulators" / "khattak_mikaitis.py"
+
+
+@pytest.mark.skipif(shutil.which("octave-cli") is None, reason="GNU Octave (octave-cli) is not installed")
+@pytest.mark.skipif(not Path(KM_MODELS, "B200TC.m").is_file(),
+                    reason="the publishers' MATLAB models are not here: set KHATTAK_MIKAITIS_MODELS to the models/ folder "
+                           "of github.com/north-numerical-computing/MATLAB-tensor-core")
+def test_the_publishers_b200_model_in_octave_speaks_the_protocol():
+    """Their B200 model through the adapter, on the first recorded B200 bf16 vectors: it answers
+    every request, and (their model having been validated on these files) agrees with silicon."""
+    source = SimulatorSource(f"{sys.executable} {KM_ADAPTER} {KM_MODELS} B200TC")
+    try:
+        assert ("bf16", "f32") in source.pairs()
+        rec = _recorded_files(DATA / "B200" / "bf16")[0]
+        got = source.evaluate("bf16", "f32", rec.a[:20], rec.b[:20], rec.c[:20])
+        assert np.array_equal(got.view(np.uint32), rec.d[:20].view(np.uint32))
+    finally:
+        source.close()
+
+
+def _recorded_files(folder):
+    from oracles.numerics.vectors import find_folders, load_folder
+
+    return [rec for f in find_folders(folder) for rec in load_folder(f)]
