@@ -1,8 +1,10 @@
 """A numeric simulator speaking the line protocol of docs/numerics.md ("Numeric simulators"): the
 numeric model under the profile named on the command line. The tests drive `numerics infer`
-through it; it is also the smallest example of the protocol.
+through it; it is also the smallest example of the protocol. With a second argument ACC it
+refuses (`error ...`) every request whose accumulator is ACC, as a model that cannot produce
+that format would.
 
-    python tests/numerics/line_protocol_simulator.py sm_100a
+    python tests/numerics/line_protocol_simulator.py sm_100a [f16]
 """
 
 import sys
@@ -22,12 +24,15 @@ DTYPES = {"f16": np.uint16, "bf16": np.uint16, "tf32": np.uint32, "e4m3": np.uin
 
 def main() -> None:
     profile = get_profile(sys.argv[1])
+    refused = sys.argv[2] if len(sys.argv) > 2 else None
     for line in sys.stdin:
         words = line.split()
         if words[:1] == ["hello"]:
             reply = f"ok model-{profile.name}"
         elif words == ["pairs"]:
             reply = "pairs " + " ".join(PAIRS)
+        elif words[:1] == ["ip"] and len(words) == 6 and words[2] == refused:
+            reply = f"error this simulator does not produce {refused}"
         elif words[:1] == ["ip"] and len(words) == 6:
             _, fi, fa, a, b, c = words
             row = lambda text, fmt: np.array([int(x, 16) for x in text.split(",")], DTYPES[fmt])[None]  # noqa: E731

@@ -20,7 +20,7 @@ import pytest
 
 from conformance.cli import main
 from conformance.tools import numerics_infer as ni
-from conformance.tools.numerics_sources import ModelSource, SimulatorSource, SourceUnavailable
+from conformance.tools.numerics_sources import ModelSource, SimulatorError, SimulatorSource, SourceUnavailable
 from oracles.numerics import inner_product
 from oracles.numerics.profiles import PARAMETERS, PROFILES, Datapath, Profile, ProfileFileError, get_profile
 from oracles.numerics.vectors import RECORDINGS as DATA
@@ -287,3 +287,22 @@ def _recorded_files(folder):
     from oracles.numerics.vectors import find_folders, load_folder
 
     return [rec for f in find_folders(folder) for rec in load_folder(f)]
+
+
+def test_a_simulators_refusals_count_as_disagreements_with_the_first_named(tmp_path):
+    sim = f"sim:{sys.executable} {SIMULATOR} sm_90a f16"
+    report = tmp_path / "agree.json"
+    assert main(["numerics", "agree", "--backend", sim, "--profile", "sm_90a", "--formats", "f16", "--vectors", "40",
+                 "--json", str(report)]) == 1
+    pairs = {p["accumulator"]: p for p in json.loads(report.read_text())["discriminating"]}
+    assert pairs["f32"]["mismatches"] == 0 and "refused" not in pairs["f32"]
+    assert pairs["f16"]["mismatches"] == pairs["f16"]["refused"] == 40
+    assert pairs["f16"]["first_refusal"] == {"vector": 1, "error": "this simulator does not produce f16"}
+    source = SimulatorSource(sim[4:])
+    try:  # without a place for refusals, the first stops the batch (after its block is read: the next works)
+        a = np.full((3, 16), 0x3C00, np.uint16)
+        with pytest.raises(SimulatorError, match="request 1 \\(f16 -> f16\\): the simulator answered error"):
+            source.evaluate("f16", "f16", a, a, np.zeros(3, np.uint16))
+        assert list(source.evaluate("f16", "f32", a, a, np.zeros(3, np.uint32)).view(np.float32)) == [16.0] * 3
+    finally:
+        source.close()
