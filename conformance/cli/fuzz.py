@@ -8,8 +8,10 @@ import argparse
 import os
 from pathlib import Path
 
-from conformance.cli.common import EXIT_FAILED, EXIT_OK, command_line, count, machine, output_folder, print_json, seed, seconds, write_json
-from conformance.core.numeric_profiles import PROFILE_NAMES
+from conformance.cli.common import (
+    EXIT_FAILED, EXIT_OK, PROFILE_FILE_HELP, command_line, count, machine, output_folder, print_json, profile_spec, seed, seconds,
+    write_json,
+)
 
 INPUT_LIMIT = 10**7
 
@@ -24,8 +26,8 @@ def add(sub) -> None:
                     help="programs of run to mutate, beside the probes (default 120)")
     fz.add_argument("--vectors", metavar="DIR", help="a GPU folder of recorded vectors whose format folders are damaged "
                                                      "(default: B200 of the recordings)")
-    fz.add_argument("--profile", default="sm_100a", choices=PROFILE_NAMES,
-                    help="profile the damaged vectors are checked with (default sm_100a)")
+    fz.add_argument("--profile", default="sm_100a", type=profile_spec, metavar="PROFILE",
+                    help=f"profile the damaged vectors are checked with: a name {PROFILE_FILE_HELP} (default sm_100a)")
     fz.add_argument("--limit", type=seconds, default=30.0, metavar="S",
                     help="seconds an input may take before it counts as a hang (default 30)")
     fz.add_argument("--simulator", action="store_true",
