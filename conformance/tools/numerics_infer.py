@@ -176,6 +176,17 @@ class Builder:
         """Codes (a, b) with a * b = sign * sa * sb * 2**e, both normal, or None."""
         return _product(self.fi.name, e, sign, sa, sb)
 
+    def subnormal_product(self, e: int, sign: int = 1) -> tuple[int, int] | None:
+        """Codes (a, b) with a * b = sign * 2**e, a subnormal and b normal or subnormal (products
+        below the normal inputs' range, down to the square of the smallest subnormal), or None."""
+        fi = self.fi
+        for ea in range(fi.emin - 1, fi.emin - fi.frac_bits - 1, -1):
+            if fi.emin - fi.frac_bits <= e - ea <= fi.emax:
+                a, b = _code(fi.name, (sign * 2.0 ** ea).hex()), _code(fi.name, (2.0 ** (e - ea)).hex())
+                if a is not None and b is not None:
+                    return a, b
+        return None
+
     def add(self, terms: dict[int, tuple[int, int] | None], c: float = 0.0) -> bool:
         """One vector: products at positions, zeros elsewhere, c a value of the accumulator."""
         cc = self.code(self.fa, c)
@@ -652,7 +663,8 @@ def stage_subnormal_outputs(inf: DatapathInference) -> None:
 def stage_floor(inf: DatapathInference) -> None:
     """The lowest alignment grid: a tiny product B = 2**e (a subnormal result) and y = -2**(e-j)
     in one group. y survives truncation - pulling the truncated subnormal sum down one unit -
-    only while e - j is on the grid max(e - F, floor); scanning e and j reads the floor."""
+    only while e - j is on the grid max(e - F, floor); scanning e and j reads the floor. Where
+    groups round to nearest, a term below the subnormal unit shows only at a tie (below)."""
     f = inf.value("align_frac_bits")
     where = one_group(inf, 2)
     if f is None or not inf.value("subnormal_outputs") or where is None:
@@ -668,6 +680,17 @@ def stage_floor(inf: DatapathInference) -> None:
                 break
             for sign in (1, -1):
                 b.add({i: b.product(e, 1), j: b.product(e - d, sign)})
+    # Rounding to nearest hides a dropped term unless it decides a tie: one subnormal unit 2**u,
+    # half a unit and -2**t (a subnormal operand's product, when subnormal inputs are kept) sum to
+    # just below the tie while 2**t is on the grid max(u - F, floor), and to the tie (rounded to
+    # the even 2**(u+1)) once the floor drops it.
+    tie = one_group(inf, 3)
+    u = fa.emin - (fa.precision - 1)
+    if tie is not None and inf.value("subnormal_inputs"):
+        lowest_sub = 2 * (get_format(inf.in_fmt).emin - get_format(inf.in_fmt).frac_bits)
+        for t in range(u - 2, max(u - f, lowest_sub) - 1, -1):
+            b.add({tie[0]: b.product(u, 1), tie[1]: b.product(u - 1, 1),
+                   tie[2]: b.product(t, -1) or b.subnormal_product(t, -1)})
     pool = inf.run(b.pool("floor"))
     if pool is None:
         inf.notes.append("floor: the input format cannot form products below the accumulator's normal range")
