@@ -664,11 +664,13 @@ def stage_floor(inf: DatapathInference) -> None:
     """The lowest alignment grid: a tiny product B = 2**e (a subnormal result) and y = -2**(e-j)
     in one group. y survives truncation - pulling the truncated subnormal sum down one unit -
     only while e - j is on the grid max(e - F, floor); scanning e and j reads the floor. Where
-    groups round to nearest, a term below the subnormal unit shows only at a tie (below)."""
+    groups round to nearest, a term below the subnormal unit shows only at a tie (below); where
+    subnormal results are flushed, only in the sign of a flushed zero (B - B - 2**(e-j))."""
     f = inf.value("align_frac_bits")
     where = one_group(inf, 2)
-    if f is None or not inf.value("subnormal_outputs") or where is None:
-        inf.notes.append("floor: needs a finite alignment width, subnormal results and two positions in one group")
+    tie = one_group(inf, 3)
+    if f is None or where is None:
+        inf.notes.append("floor: needs a finite alignment width and two positions in one group")
         return
     fa = get_format(inf.acc_fmt)
     b = inf.builder()
@@ -678,15 +680,17 @@ def stage_floor(inf: DatapathInference) -> None:
         for d in range(1, f + 1):
             if e - d < lo_p:
                 break
-            for sign in (1, -1):
-                b.add({i: b.product(e, 1), j: b.product(e - d, sign)})
+            if inf.value("subnormal_outputs"):
+                for sign in (1, -1):
+                    b.add({i: b.product(e, 1), j: b.product(e - d, sign)})
+            elif tie is not None:  # flushed results: B - B - 2**(e-d) is -0 while the term is kept, 0 once dropped
+                b.add({tie[0]: b.product(e, 1), tie[1]: b.product(e, -1), tie[2]: b.product(e - d, -1)})
     # Rounding to nearest hides a dropped term unless it decides a tie: one subnormal unit 2**u,
     # half a unit and -2**t (a subnormal operand's product, when subnormal inputs are kept) sum to
     # just below the tie while 2**t is on the grid max(u - F, floor), and to the tie (rounded to
     # the even 2**(u+1)) once the floor drops it.
-    tie = one_group(inf, 3)
     u = fa.emin - (fa.precision - 1)
-    if tie is not None and inf.value("subnormal_inputs"):
+    if tie is not None and inf.value("subnormal_inputs") and inf.value("subnormal_outputs"):
         lowest_sub = 2 * (get_format(inf.in_fmt).emin - get_format(inf.in_fmt).frac_bits)
         for t in range(u - 2, max(u - f, lowest_sub) - 1, -1):
             b.add({tie[0]: b.product(u, 1), tie[1]: b.product(u - 1, 1),
