@@ -28,6 +28,7 @@ import numpy as np
 from conformance.tools import numerics_measure as measure
 from conformance.tools.numerics_infer import compare_profiles, infer_profile
 from conformance.tools.numerics_sources import GpuSource, ModelSource
+from conformance.tools.stages import Stages
 from device.registers import pack_registers
 from oracles.numerics import inner_product
 from oracles.numerics.profiles import get_profile
@@ -44,15 +45,17 @@ def counts_per_combination(per_format: int) -> dict[str, int]:
     return {c.id: -(-per_format // len(cs)) for cs in by_format.values() for c in cs}
 
 
-def model_silicon(c: measure.Combination, chunk: dict) -> np.ndarray:
+def model_silicon(c: measure.Combination, chunk: dict, stages: Stages) -> np.ndarray:
     """The D fragment words an H100 would give if it computed as the committed profiles say: the
-    numeric model's results for every inner product of the chunk, packed as the kernel writes them."""
-    a, b, cm = chunk["a"], chunk["b"], chunk["c"]
-    tiles, m, n = cm.shape
-    a_all = np.broadcast_to(a[:, :, None, :], (tiles, m, n, c.k)).reshape(-1, c.k)
-    b_all = np.broadcast_to(b[:, None, :, :], (tiles, m, n, c.k)).reshape(-1, c.k)
-    d = inner_product(a_all, b_all, cm.reshape(-1), c.in_fmt, c.acc, c.profile(FAMILIES), saturate=c.saturate)
-    return pack_registers(d.reshape(tiles, m, n), *measure.d_fragment(c), measure.ACC_BITS[c.acc])
+    numeric model's results for every inner product of the chunk, packed as the kernel writes them
+    (timed as the GPU's launch in `stages`)."""
+    with stages("launch"):
+        a, b, cm = chunk["a"], chunk["b"], chunk["c"]
+        tiles, m, n = cm.shape
+        a_all = np.broadcast_to(a[:, :, None, :], (tiles, m, n, c.k)).reshape(-1, c.k)
+        b_all = np.broadcast_to(b[:, None, :, :], (tiles, m, n, c.k)).reshape(-1, c.k)
+        d = inner_product(a_all, b_all, cm.reshape(-1), c.in_fmt, c.acc, c.profile(FAMILIES), saturate=c.saturate)
+        return pack_registers(d.reshape(tiles, m, n), *measure.d_fragment(c), measure.ACC_BITS[c.acc])
 
 
 def prove(gpu, out: Path, per_format: int, seed: int, jobs: int, command: str,

@@ -11,6 +11,7 @@ import pytest
 from conformance.cli import main
 from conformance.tools import numerics_measure as measure
 from conformance.tools import numerics_proof as proof
+from conformance.tools.stages import Stages
 from device.launch import GpuUnavailable
 
 
@@ -35,7 +36,7 @@ def test_the_stand_in_gives_what_the_driver_reads_back_as_the_committed_profile(
     the other family's profile (fp8 differs between wgmma and mma.sync on H100) is caught."""
     [c] = [c for c in measure.COMBINATIONS if c.id == combination]
     chunk = measure.prepare(c, 4, seed=3)
-    words = proof.model_silicon(c, chunk)
+    words = proof.model_silicon(c, chunk, Stages())
     assert measure.compare(c, chunk, words, proof.FAMILIES)["mismatches"] == 0
     if c.in_fmt == "e4m3":
         swapped = {"wgmma": "sm_90a.mma_sync", "mma.sync": "sm_90a"}
