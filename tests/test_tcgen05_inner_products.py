@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from conformance.tools import numerics_measure as measure
+from conformance.tools.stages import Stages
 from device import tcgen05_inner_products as tc
 from oracles.execute import run
 from oracles.numerics import inner_product
@@ -122,6 +123,9 @@ class OracleGpu:
     def to_host(self, x):
         return x
 
+    def sync(self):
+        pass
+
     def launch(self, form, grid, block, shared, smem, tmem, out, tiles, cluster=None):
         for t in range(int(tiles)):
             units = slice(t * form.ctas, (t + 1) * form.ctas)
@@ -136,7 +140,7 @@ def test_the_shared_driver_measures_a_tcgen05_chunk_and_catches_one_flipped_bit(
     gpu = OracleGpu({f.kernel(): f})
     kernels = {c.id: gpu.load(measure.kernel_source(c), c.arch).get_kernel(c.entry)}
     chunk = measure.prepare(c, 1, seed=4)
-    words = measure.run_chunk(gpu, kernels, c, chunk)
+    words = measure.run_chunk(gpu, kernels, c, chunk, Stages())
     result = measure.compare(c, chunk, words, "sm_100a")
     assert result["mismatches"] == 0 and result["inner_products"] == f.m * f.n
     words.reshape(-1, f.image_columns)[1, 3] ^= 1  # TMEM lane 1, column 3: D[1, 3]
