@@ -12,7 +12,7 @@ from conformance.core.instructions import Tcgen05Mma
 from conformance.core.layouts.smem import storage_for
 from conformance.core.program import Program, SmemSegment, TmemRegion
 from oracles.execute import run
-from oracles.smem_operand import gather
+from conformance.core.layouts.operands import gather
 from oracles.state import initial_state
 
 RNG = np.random.default_rng(20261122)

@@ -57,7 +57,7 @@ from generators.programs import tcgen05_programs
 from oracles.execute import run
 from oracles.mma import operand_a, sparsity_metadata
 from oracles.numerics.matmul import values
-from oracles.smem_operand import gather
+from conformance.core.layouts.operands import gather
 from oracles.state import OracleState, initial_state
 
 MAX_N = 16  # N of the drawn programs: at most this, or the row's smallest N where that is larger
