@@ -29,6 +29,7 @@ from conformance.core.isa import data_movement as dm
 from conformance.core.isa import mma as isa
 from conformance.core.legality.check import check as legality_check
 from conformance.core.layouts import tmem as tmem_layout
+from conformance.core.layouts.ldst import fragment_cells
 from conformance.core.layouts.smem import element_bit_addresses, storage_for
 from conformance.tools import peers_toolchain as toolchain
 from conformance.tools.peers_atoms import ATOMS, Atom, Candidate, shape_candidates, type_candidates
@@ -373,13 +374,13 @@ def copy_atoms(tc: toolchain.Toolchain) -> tuple[list[str], list[str], dict[str,
 
 def compare_ldst(area: Area, record: dict, lane_stride: int, splits: dict[str, int]) -> None:
     """Every register bit of a tcgen05.ld/st atom: CUTLASS's TMEM bit against the oracle's register
-    map (oracles/data_movement.py FRAGMENTS; .16x32bx2 with the immHalfSplitoff the atom passes)."""
+    map (conformance/core/layouts/ldst.py; .16x32bx2 with the immHalfSplitoff the atom passes)."""
     m = LDST_NAME.fullmatch(record["id"])
     load, shape, num, packed = m.group(1) == "LOAD", LDST_SHAPES[m.group(2)], int(m.group(3)), bool(m.group(4))
     bits = np.array(record["bits"], dtype=np.int64).reshape(-1, record["threads"]).T  # [thread, half register]
     lane, column, offset = bits // lane_stride, bits % lane_stride // 32, bits % 32
     split = splits[record["id"]] if dm.LDST_SHAPES[shape].split else None
-    ours_lane, ours_columns = oracle_dm._fragment_cells(shape, num, packed, split)  # [32, R], [32, R, halves]
+    ours_lane, ours_columns = fragment_cells(shape, num, packed, split)  # [32, R], [32, R, halves]
     registers = ours_lane.shape[1]
     if packed:  # half h of register r: bits 0-15 of column h of the register's pair
         want_lane, want_column = np.repeat(ours_lane, 2, axis=1), ours_columns.reshape(32, 2 * registers)
