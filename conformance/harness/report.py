@@ -18,6 +18,7 @@ import os
 import re
 import tempfile
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 
 from tabulate import tabulate
 
@@ -291,17 +292,16 @@ def _svg_text(x: float, y: float, text: str, **attributes: str) -> str:
     return f'<text x="{x:.1f}" y="{y:.1f}"{extra}>{html.escape(text)}</text>'
 
 
-def heat_map_svg(name: str, hm: dict) -> str:
-    """One heat map as inline SVG: row labels left, column labels rotated above, one cell per
-    (row, column) carrying `data-map`, `data-row`, `data-column` and its shown count."""
-    rows, columns = hm["rows"], hm["columns"]
-    cell_w = max(44, round(_CHAR_W * max(len(c) for c in columns) * 0.45))
+def _grid_svg(name: str, label: str, rows: list[str], columns: list[str], min_cell_w: int,
+              cell_of: Callable[[int, str, int, str], tuple[str, str, str, str]]) -> str:
+    """A grid of cells as inline SVG: row labels left, column labels rotated above, one cell per
+    (row, column) carrying `data-map` (`name`), `data-row`, `data-column` and a tooltip;
+    `cell_of(i, row, j, column)` gives the cell's fill, ink, shown text and tooltip."""
+    cell_w = max(min_cell_w, round(_CHAR_W * max(len(c) for c in columns) * 0.45))
     left = round(_CHAR_W * max(len(r) for r in rows)) + 12
     top = round(_CHAR_W * max(len(c) for c in columns) * 0.72) + 14
     width, height = left + cell_w * len(columns) + round(_CHAR_W * max(len(c) for c in columns) * 0.72), top + _CELL_H * len(rows) + 4
-    most = max((n for row in hm["cases"] for n in row), default=0)
-    parts = [f'<svg width="{width}" height="{height}" role="img" '
-             f'aria-label="{html.escape(hm["title"])}">']
+    parts = [f'<svg width="{width}" height="{height}" role="img" aria-label="{html.escape(label)}">']
     for j, column in enumerate(columns):
         x, y = left + cell_w * j + cell_w / 2, top - 6
         parts.append(_svg_text(x, y, column, transform=f"rotate(-45 {x:.1f} {y:.1f})", fill="#1d2330"))
@@ -309,11 +309,8 @@ def heat_map_svg(name: str, hm: dict) -> str:
         y = top + _CELL_H * i
         parts.append(_svg_text(left - 8, y + 14, row, text_anchor="end", fill="#1d2330"))
         for j, column in enumerate(columns):
-            cases, failed, applicable = hm["cases"][i][j], hm["failed"][i][j], hm["applicable"][i][j]
-            fill, ink, text = heat_cell_style(cases, failed, applicable, most)
+            fill, ink, text, tip = cell_of(i, row, j, column)
             x = left + cell_w * j
-            tip = (f"{hm['row_axis']} {row}, {hm['column_axis']} {column}: "
-                   + (f"{cases} cases, {failed} failed" if applicable or cases else "not in the ISA"))
             parts.append(f'<g class="cell" data-map="{name}" data-row="{html.escape(row)}" data-column="{html.escape(column)}">'
                          f'<title>{html.escape(tip)}</title>'
                          f'<rect x="{x}" y="{y}" width="{cell_w - 2}" height="{_CELL_H - 2}" rx="2" fill="{fill}"/>'
@@ -323,44 +320,43 @@ def heat_map_svg(name: str, hm: dict) -> str:
     return "".join(parts)
 
 
+def heat_map_svg(name: str, hm: dict) -> str:
+    """One heat map as inline SVG (`_grid_svg`), each cell showing its case count."""
+    most = max((n for row in hm["cases"] for n in row), default=0)
+
+    def cell(i: int, row: str, j: int, column: str) -> tuple[str, str, str, str]:
+        cases, failed, applicable = hm["cases"][i][j], hm["failed"][i][j], hm["applicable"][i][j]
+        fill, ink, text = heat_cell_style(cases, failed, applicable, most)
+        tip = (f"{hm['row_axis']} {row}, {hm['column_axis']} {column}: "
+               + (f"{cases} cases, {failed} failed" if applicable or cases else "not in the ISA"))
+        return fill, ink, text, tip
+
+    return _grid_svg(name, hm["title"], hm["rows"], hm["columns"], 44, cell)
+
+
 def value_heat_map_svg(vc: dict) -> str:
     """The value heat map as inline SVG: kinds down, operands across, each cell hit/reachable,
     green when every reachable coverpoint was hit, red as more were missed, grey where none is
     reachable or the kind has no such operand."""
     rows, columns, cells = value_grid(vc)
-    cell_w = max(64, round(_CHAR_W * max(len(c) for c in columns) * 0.45))
-    left = round(_CHAR_W * max(len(r) for r in rows)) + 12
-    top = round(_CHAR_W * max(len(c) for c in columns) * 0.72) + 14
-    width, height = left + cell_w * len(columns) + round(_CHAR_W * max(len(c) for c in columns) * 0.72), top + _CELL_H * len(rows) + 4
-    parts = [f'<svg width="{width}" height="{height}" role="img" aria-label="value coverage">']
-    for j, column in enumerate(columns):
-        x, y = left + cell_w * j + cell_w / 2, top - 6
-        parts.append(_svg_text(x, y, column, transform=f"rotate(-45 {x:.1f} {y:.1f})", fill="#1d2330"))
-    for i, row in enumerate(rows):
-        y = top + _CELL_H * i
-        parts.append(_svg_text(left - 8, y + 14, row, text_anchor="end", fill="#1d2330"))
-        for j, column in enumerate(columns):
-            cell = cells.get((row, column))
-            reachable = cell["reachable"] if cell else 0
-            missed = reachable - cell["hit"] if cell else 0
-            if missed:
-                fill, ink = _mix(_FAIL_LOW, _FAIL_HIGH, missed / reachable), "#ffffff"
-            elif reachable:
-                fill, ink = _mix(_PASS_LOW, _PASS_HIGH, 1.0), "#ffffff"
-            else:
-                fill, ink = _NOT_IN_ISA, "#9aa1ab"
-            text = f"{cell['hit']}/{reachable}" if reachable else ""
-            tip = f"{row}, {column}: " + (f"{cell['hit']} of {reachable} reachable coverpoints hit" if cell else "no coverpoints")
-            if cell and cell["not_reachable"]:
-                tip += f", {cell['not_reachable']} not reachable"
-            x = left + cell_w * j
-            parts.append(f'<g class="cell" data-map="values" data-row="{html.escape(row)}" data-column="{html.escape(column)}">'
-                         f'<title>{html.escape(tip)}</title>'
-                         f'<rect x="{x}" y="{y}" width="{cell_w - 2}" height="{_CELL_H - 2}" rx="2" fill="{fill}"/>'
-                         + (_svg_text(x + (cell_w - 2) / 2, y + 13, text, text_anchor="middle", fill=ink) if text else "")
-                         + "</g>")
-    parts.append("</svg>")
-    return "".join(parts)
+
+    def cell(i: int, row: str, j: int, column: str) -> tuple[str, str, str, str]:
+        found = cells.get((row, column))
+        reachable = found["reachable"] if found else 0
+        missed = reachable - found["hit"] if found else 0
+        if missed:
+            fill, ink = _mix(_FAIL_LOW, _FAIL_HIGH, missed / reachable), "#ffffff"
+        elif reachable:
+            fill, ink = _mix(_PASS_LOW, _PASS_HIGH, 1.0), "#ffffff"
+        else:
+            fill, ink = _NOT_IN_ISA, "#9aa1ab"
+        text = f"{found['hit']}/{reachable}" if reachable else ""
+        tip = f"{row}, {column}: " + (f"{found['hit']} of {reachable} reachable coverpoints hit" if found else "no coverpoints")
+        if found and found["not_reachable"]:
+            tip += f", {found['not_reachable']} not reachable"
+        return fill, ink, text, tip
+
+    return _grid_svg("values", "value coverage", rows, columns, 64, cell)
 
 
 def _value_section_html(s: dict) -> str:
