@@ -52,23 +52,34 @@ def assembler_version() -> str:
 _LINE = re.compile(r"ptxas application ptx input, line (\d+); (error|warning)\s*:\s*(.*)")
 
 
-def assemble(ptx: str, arch: str) -> Assembly:
-    """Assemble one PTX module for `arch` (e.g. "sm_100a"): success and every diagnostic."""
+def _link(ptx: str, arch: str, name: str, *, keep_cubin: bool) -> tuple[bool, bytes, str]:
+    """Run nvJitLink on one PTX module for `arch`: whether it linked, the cubin (when asked for
+    and linked) and the error log (when it did not)."""
     nvjitlink = _nvjitlink()
     handle = nvjitlink.create(1, [f"-arch={arch}"])
     try:
         data = ptx.encode()
         try:
-            nvjitlink.add_data(handle, nvjitlink.InputType.PTX, data, len(data), "program.ptx")
+            nvjitlink.add_data(handle, nvjitlink.InputType.PTX, data, len(data), name)
             nvjitlink.complete(handle)
-            return Assembly(True)
         except nvjitlink.nvJitLinkError:
-            size = nvjitlink.get_error_log_size(handle)
-            buffer = bytearray(size)
-            nvjitlink.get_error_log(handle, buffer)
-            log = buffer.decode(errors="replace").rstrip("\x00")
+            log = bytearray(nvjitlink.get_error_log_size(handle))
+            nvjitlink.get_error_log(handle, log)
+            return False, b"", log.decode(errors="replace").rstrip("\x00")
+        if not keep_cubin:
+            return True, b"", ""
+        code = bytearray(nvjitlink.get_linked_cubin_size(handle))
+        nvjitlink.get_linked_cubin(handle, code)
+        return True, bytes(code), ""
     finally:
         nvjitlink.destroy(handle)
+
+
+def assemble(ptx: str, arch: str) -> Assembly:
+    """Assemble one PTX module for `arch` (e.g. "sm_100a"): success and every diagnostic."""
+    linked, _, log = _link(ptx, arch, "program.ptx", keep_cubin=False)
+    if linked:
+        return Assembly(True)
     diagnostics = []
     for text in log.splitlines():
         m = _LINE.match(text.strip())
@@ -86,22 +97,10 @@ class LinkError(RuntimeError):
 def cubin(ptx: str, arch: str) -> bytes:
     """A PTX module linked for `arch` (e.g. "sm_90a") by nvJitLink into a cubin: CPU only, so
     processes without a GPU (or without cuda-core) can assemble kernels ahead of their launch."""
-    nvjitlink = _nvjitlink()
-    handle = nvjitlink.create(1, [f"-arch={arch}"])
-    try:
-        data = ptx.encode()
-        try:
-            nvjitlink.add_data(handle, nvjitlink.InputType.PTX, data, len(data), "kernel.ptx")
-            nvjitlink.complete(handle)
-        except nvjitlink.nvJitLinkError:
-            log = bytearray(nvjitlink.get_error_log_size(handle))
-            nvjitlink.get_error_log(handle, log)
-            raise LinkError(" ".join(log.decode(errors="replace").rstrip("\x00").split()) or "nvJitLink failed") from None
-        code = bytearray(nvjitlink.get_linked_cubin_size(handle))
-        nvjitlink.get_linked_cubin(handle, code)
-        return bytes(code)
-    finally:
-        nvjitlink.destroy(handle)
+    linked, code, log = _link(ptx, arch, "kernel.ptx", keep_cubin=True)
+    if not linked:
+        raise LinkError(" ".join(log.split()) or "nvJitLink failed")
+    return code
 
 
 def module_header(arch: str) -> str:
