@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 
 from conformance.cli.common import (
     EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_STATUSES, GPU_EXIT_STATUSES, JOBS_LIMIT, PROFILE_FILE_HELP, NothingRan, UsageError,
@@ -114,19 +115,28 @@ def cmd_measure(args: argparse.Namespace) -> int:
     return EXIT_OK if report["mismatches"] == 0 else EXIT_FAILED
 
 
-def _measure_on_gpu(args: argparse.Namespace, gpu, chosen, profile: str) -> int:
-    from conformance.tools.numerics_gpucheck import check, markdown
+def _on_gpu_checker(command: str, spelled: str, work: Callable[[], dict]) -> dict | None:
+    """The report of `work`, a run of the GPU checker: NothingRan (naming `spelled`) without NVRTC;
+    None, said on stderr, when the checker and the Python model disagree (the caller exits 3)."""
     from device.check_kernels import NvrtcError
     from oracles.numerics.checker import CrossCheckError
 
     try:
-        report = check(gpu, chosen, args.count, args.seed, profile, args.jobs, args.cross_check,
-                       progress=lambda partial: write_json(args.json, {**partial, "complete": False}))
+        return work()
     except NvrtcError as e:
-        raise NothingRan(f"numerics measure --checker gpu: {e}") from None
+        raise NothingRan(f"{spelled}: {e}") from None
     except CrossCheckError as e:
-        print(f"numerics measure: the GPU checker disagrees with the Python model, results not trusted: {e}",
-              file=sys.stderr)
+        print(f"{command}: the GPU checker disagrees with the Python model, results not trusted: {e}", file=sys.stderr)
+        return None
+
+
+def _measure_on_gpu(args: argparse.Namespace, gpu, chosen, profile: str) -> int:
+    from conformance.tools.numerics_gpucheck import check, markdown
+
+    report = _on_gpu_checker("numerics measure", "numerics measure --checker gpu", lambda: check(
+        gpu, chosen, args.count, args.seed, profile, args.jobs, args.cross_check,
+        progress=lambda partial: write_json(args.json, {**partial, "complete": False})))
+    if report is None:
         return EXIT_INTERNAL
     report["command"] = command_line(args)
     report["machine"] = machine()
@@ -394,23 +404,17 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     from conformance.tools.numerics_gpucheck import sweep
     from conformance.tools.numerics_measure import select
-    from device.check_kernels import NvrtcError
-    from oracles.numerics.checker import CrossCheckError
 
     chosen = select(args.only)
     if not chosen:
         raise UsageError(f"--only {args.only} matches no combination")
     gpu = hopper_gpu_or_skip("numerics sweep")
     try:
-        report = sweep(gpu, chosen, args.parameter, args.values, args.count, args.seed, args.profile,
-                       args.cross_check)
-    except NvrtcError as e:
-        raise NothingRan(f"numerics sweep: {e}") from None
+        report = _on_gpu_checker("numerics sweep", "numerics sweep", lambda: sweep(
+            gpu, chosen, args.parameter, args.values, args.count, args.seed, args.profile, args.cross_check))
     except ValueError as e:
         raise UsageError(f"numerics sweep: {e}") from None
-    except CrossCheckError as e:
-        print(f"numerics sweep: the GPU checker disagrees with the Python model, results not trusted: {e}",
-              file=sys.stderr)
+    if report is None:
         return EXIT_INTERNAL
     report["command"] = command_line(args)
     report["machine"] = machine()
