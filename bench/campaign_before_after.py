@@ -1,15 +1,19 @@
 """The campaign's before-and-after on one machine, in one session: runs `tcgen05-conformance
-campaign` (in this checkout) three times with fresh seeds and writes one JSON and one Markdown
+campaign` (in this checkout) four times with fresh seeds and writes one JSON and one Markdown
 table of what each run measured.
 
 - before: every program its own instruction, the oracle one program at a time, every kernel form
-  assembled afresh (`--data-sets 1 --no-batch-oracle --no-cache`), the way the campaign worked
-  before its stages were batched and cached;
-- after, cold cache: the defaults, with an empty kernel cache;
-- after, warm cache: the defaults, with the kernel cache the previous run left (another seed).
+  assembled afresh, the Python model computing every D (`--data-sets 1 --no-batch-oracle
+  --no-cache --numerics model`), the way the campaign worked before its stages were batched and
+  cached;
+- checker, cold cache: the defaults (the integer checker computes D on the GPU), with an empty
+  kernel cache;
+- model, warm cache: the batched oracle computing every D on the host (`--numerics model`), with
+  the kernel cache the previous run left;
+- checker, warm cache: the defaults again, warm.
 
-With `--also-one-gpu`, a fourth run repeats "after, warm cache" on one GPU, for the scaling ratio
-of a host with several GPUs.
+With `--also-one-gpu`, a fifth run repeats "checker, warm cache" on one GPU, for the scaling ratio
+of a host with several GPUs. `--data-sets N` is passed to every run but the first.
 
     python bench/campaign_before_after.py --programs 50000 [--before-programs 20000] --out $OUT [--gpus all] [--also-one-gpu]
 
@@ -30,8 +34,8 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-STAGES = {"producers": ("draw", "reference", "kernel text", "assemble", "pack", "spool", "wait"),
-          "gpu_workers": ("read", "load", "copy_in", "launch", "read_back", "unpack", "compare")}
+STAGES = {"producers": ("draw", "reference", "kernel text", "assemble", "pack", "model", "spool", "wait"),
+          "gpu_workers": ("read", "load", "copy_in", "launch", "read_back", "reference", "unpack", "compare")}
 
 
 def campaign(args: argparse.Namespace, name: str, programs: int, seed: int, extra: list[str], cache: str, gpus: str) -> dict:
@@ -53,7 +57,7 @@ def row(name: str, r: dict) -> dict:
     end_to_end, gpu = t["programs_per_s_end_to_end"], t["programs_per_s_gpu"]
     stages = {f"{where}.{s}": r["stages"][where].get(s, {}).get("cpu_ms_per_program" if where == "producers" else "ms_per_program")
               for where, names in STAGES.items() for s in names}
-    core = sum(stages[f"producers.{s}"] or 0 for s in ("draw", "reference", "assemble"))
+    core = sum(stages[f"producers.{s}"] or 0 for s in ("draw", "reference", "assemble", "model"))
     producers = sum(v or 0 for k, v in stages.items() if k.startswith("producers.") and k != "producers.wait")
     return {"run": name, "command": r["command"], "gpus": len(r["gpus"]), "programs": r["programs"],
             "instructions": r["instructions"], "launches": r["launches"], "inner_products": r["inner_products_total"],
@@ -63,8 +67,8 @@ def row(name: str, r: dict) -> dict:
             "inner_products_per_s_end_to_end": t["inner_products_per_s_end_to_end"],
             "kernel_cache": r["kernel_cache"], "gpu_busy_s": [g["busy_seconds"] for g in r["gpus"]],
             "ms_per_program": stages,
-            "producer_cpu_ms_per_program": {"draw+reference+assemble": round(core, 3), "every producer stage": round(producers, 3)},
-            "programs_per_producer_cpu_second": {"draw+reference+assemble": round(1e3 / core, 1) if core else None,
+            "producer_cpu_ms_per_program": {"draw+reference+assemble+model": round(core, 3), "every producer stage": round(producers, 3)},
+            "programs_per_producer_cpu_second": {"draw+reference+assemble+model": round(1e3 / core, 1) if core else None,
                                                  "every producer stage": round(1e3 / producers, 1) if producers else None}}
 
 
@@ -102,17 +106,21 @@ def main() -> int:
     parser.add_argument("--also-one-gpu", action="store_true", help="add the warm-cache run on one GPU")
     parser.add_argument("--host-only", action="store_true", help="pass --host-only to every run (no GPU: the host side)")
     parser.add_argument("--jobs", type=int, help="--jobs of every run (default: the campaign's, every core)")
+    parser.add_argument("--data-sets", type=int, help="--data-sets of every run but the first (default: the campaign's)")
     parser.add_argument("--out", required=True, help="folder for the reports, campaign-before-after.json and .md")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     cache = tempfile.mkdtemp(prefix="tcgen05-kernels-")  # outside --out: cubins are not a result
     try:
         before = args.before_programs or args.programs
-        runs = [("before", before, args.seed, ["--data-sets", "1", "--no-batch-oracle", "--no-cache"], args.gpus),
-                ("after, cold cache", args.programs, args.seed + 1, [], args.gpus),
-                ("after, warm cache", args.programs, args.seed + 2, [], args.gpus)]
+        data_sets = ["--data-sets", str(args.data_sets)] if args.data_sets else []
+        runs = [("before", before, args.seed, ["--data-sets", "1", "--no-batch-oracle", "--no-cache", "--numerics", "model"],
+                 args.gpus),
+                ("checker, cold cache", args.programs, args.seed + 1, data_sets, args.gpus),
+                ("model, warm cache", args.programs, args.seed + 2, [*data_sets, "--numerics", "model"], args.gpus),
+                ("checker, warm cache", args.programs, args.seed + 3, data_sets, args.gpus)]
         if args.also_one_gpu:
-            runs.append(("after, warm cache, one GPU", args.programs, args.seed + 3, [], "1"))
+            runs.append(("checker, warm cache, one GPU", args.programs, args.seed + 4, data_sets, "1"))
         reports = [(name, campaign(args, name.replace(", ", "-").replace(" ", "-"), programs, seed, extra, cache, gpus))
                    for name, programs, seed, extra, gpus in runs]
     finally:

@@ -8,6 +8,9 @@ element's byte goes there. `check_tiles` redraws each tile's A, B and C into sha
 the integer checker (`ck_dot`) on every element of D, compares it with the tensor core's result
 bit for bit, counts checked elements and mismatches (atomics), records the first mismatches
 (tile, element, silicon, checker) and keeps checker and silicon values of the sample tiles.
+`reference_products` computes D = A B + C of a batch of matrix products from their operand codes
+(A [P, M, K], B [P, N, K_B], C [P, M, N]; a structured-sparse A's rows select their B elements by
+`columns` [P, M, K]) with the checker: the expected D of a campaign's programs.
 The operand stream and the checker are C headers of other floors (`generators/numeric_stream.h`,
 `oracles/numerics/checker.h`): the caller passes their text to `source`."""
 
@@ -79,6 +82,27 @@ extern "C" __global__ void check_tiles(const long long* checker, const ns_u64* s
   }
   atomicAdd(&counters[0], checked);
 }
+
+extern "C" __global__ void reference_products(const long long* checker, unsigned products, unsigned rows, unsigned cols,
+                                              const unsigned* a, const unsigned* b, unsigned b_k,
+                                              const unsigned char* columns, unsigned sparse, const unsigned* c,
+                                              unsigned* d) {
+  ck_params P = ck_from_array(checker);
+  const unsigned K = P.k;
+  const ns_u64 per_product = (ns_u64)rows * cols, total = per_product * products;
+  unsigned selected[CK_MAX_K];
+  for (ns_u64 e = blockIdx.x * (ns_u64)blockDim.x + threadIdx.x; e < total; e += (ns_u64)gridDim.x * blockDim.x) {
+    ns_u64 p = e / per_product;
+    unsigned m = (unsigned)(e % per_product / cols), n = (unsigned)(e % cols);
+    ns_u64 row = p * rows + m;
+    const unsigned* b_row = b + (p * cols + n) * b_k;
+    if (sparse) {  // row m multiplies its stored A elements by the B elements its metadata selects
+      for (unsigned k = 0; k < K; k++) selected[k] = b_row[columns[row * K + k]];
+      b_row = selected;
+    }
+    d[e] = ck_dot(&P, a + row * K, b_row, c[e]);
+  }
+}
 """
 
 
@@ -106,6 +130,27 @@ static inline unsigned long long atomicAdd(unsigned long long* p, unsigned long 
 }
 unsigned tile_codes[64 * 32 * 2 + 64 * 64];  // the largest tile: wgmma m64n64k32
 """
+
+
+def host_library(cuda_source: str, directory: str):
+    """`cuda_source` compiled for this CPU through `HOST_STAND_IN` (g++) and loaded with ctypes;
+    RuntimeError with the compiler's message when g++ is missing or fails."""
+    import ctypes
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    gxx = shutil.which("g++")
+    if gxx is None:
+        raise RuntimeError("g++ not found: the CPU build of the checker kernels needs a C++ compiler")
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "kernels.cpp").write_text(HOST_STAND_IN + cuda_source)
+    done = subprocess.run([gxx, "-O2", "-shared", "-fPIC", "-std=c++17", str(out / "kernels.cpp"), "-o",
+                           str(out / "kernels.so")], capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(f"g++ failed on the checker kernels: {done.stderr.strip()}")
+    return ctypes.CDLL(str(out / "kernels.so"))
 
 
 class NvrtcError(RuntimeError):

@@ -97,19 +97,11 @@ def run_many(programs: Sequence[Program], profile: str | None = None) -> list[Ou
     NotModelled, or ValueError (e.g. a profile with no datapath for its formats)."""
     outcomes: list[Outcome | None] = [None] * len(programs)
     states: dict[int, tuple[OracleState, MatrixProduct | None]] = {}
-    for i, program in enumerate(programs):
-        state = initial_state(program)
-        product = None
-        try:
-            for k, op in enumerate(program.ops):
-                try:
-                    product = semantics(op, state, profile or program.profile) or product
-                except UndefinedBehaviour as e:
-                    raise UndefinedBehaviour(f"ops[{k}] {op.OP}: {e}") from None
-        except (UndefinedBehaviour, NotModelled, ValueError) as e:
-            outcomes[i] = e
-            continue
-        states[i] = state, product
+    for i, executed in enumerate(_execute(programs, profile)):
+        if isinstance(executed, Exception):
+            outcomes[i] = executed
+        else:
+            states[i] = executed
     with_products = [i for i, (_, product) in states.items() if product is not None]
     for i, d in zip(with_products, _evaluated([states[i][1] for i in with_products])):
         if isinstance(d, ValueError):
@@ -120,6 +112,33 @@ def run_many(programs: Sequence[Program], profile: str | None = None) -> list[Ou
     for i, (state, d) in states.items():
         outcomes[i] = MachineState(state.tmem, state.loads, d)
     return outcomes
+
+
+def matrix_products(programs: Sequence[Program], profile: str | None = None) -> list[MatrixProduct | None | Exception]:
+    """Per program, the inner products its Hopper MMA leaves to evaluate (`run_many` evaluates
+    them; a campaign hands them to the integer checker on the GPU instead), None when it has
+    none, or the exception that stops it, as `run_many` gives it."""
+    return [executed if isinstance(executed, Exception) else executed[1] for executed in _execute(programs, profile)]
+
+
+def _execute(programs: Sequence[Program], profile: str | None) -> list[tuple[OracleState, MatrixProduct | None] | Exception]:
+    """Every program's operations run on its initial state: the state and the matrix product of
+    its last MMA with operands (not evaluated), or the exception that stopped it."""
+    executed: list[tuple[OracleState, MatrixProduct | None] | Exception] = []
+    for program in programs:
+        state = initial_state(program)
+        product = None
+        try:
+            for k, op in enumerate(program.ops):
+                try:
+                    product = semantics(op, state, profile or program.profile) or product
+                except UndefinedBehaviour as e:
+                    raise UndefinedBehaviour(f"ops[{k}] {op.OP}: {e}") from None
+        except (UndefinedBehaviour, NotModelled, ValueError) as e:
+            executed.append(e)
+            continue
+        executed.append((state, product))
+    return executed
 
 
 def _evaluated(products: list[MatrixProduct]) -> list[np.ndarray | ValueError]:

@@ -6,7 +6,8 @@ launcher's), except where it is told to go wrong: once per run, on the first lau
 the given index runs, it raises as a CUDA error does, exits as a crashing process does, sleeps
 as a hanging kernel does, or flips one D bit. "Once per run" is a marker file in the folder
 named by $FAKE_LAUNCHER_MARKERS, created with O_EXCL by the first process that misbehaves, so a
-restarted worker behaves."""
+restarted worker behaves. `WrongChecker` stands in for an integer checker that is wrong where
+the tensor core is right."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import os
 import time
 
 from conformance.tools.campaign import HostOnlyLauncher
+from device.hopper_batch import pack_d
 
 MARKERS = "FAKE_LAUNCHER_MARKERS"
 CUDA_FAULT = "CUDA driver error CUDA_ERROR_ILLEGAL_INSTRUCTION"
@@ -76,3 +78,31 @@ def unusable_1(index: int) -> Misbehaving:
 
 def unusable(index: int) -> Misbehaving:
     raise RuntimeError(f"stand-in GPU {index} is sm_100; campaign runs sm_90a kernels")
+
+
+class WrongChecker(HostOnlyLauncher):
+    """The host-only launcher whose checker gets one element of program `program` of every launch
+    group wrong (one bit flipped), while the words it returns carry the right D, as a GPU would:
+    program 0 is in the model's sample, program 1 is not (with a cross-check interval above 1)."""
+
+    def __init__(self, index: int, program: int):
+        super().__init__(index)
+        self.program, self.right = program, None
+
+    def reference(self, ops):
+        self.right = super().reference(ops)
+        wrong = self.right.copy()
+        if len(wrong) > self.program:
+            wrong[self.program].flat[3] ^= 1
+        return wrong
+
+    def launch(self, group):
+        return pack_d(group.batch.form, self.right)
+
+
+def checker_wrong_in_sample(index: int) -> WrongChecker:
+    return WrongChecker(index, 0)
+
+
+def checker_wrong_outside_sample(index: int) -> WrongChecker:
+    return WrongChecker(index, 1)

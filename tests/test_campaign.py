@@ -5,8 +5,10 @@ start, shards, and the stage profile. Expected counts come from drawing the run'
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
+import shutil
 
 import numpy as np
 import pytest
@@ -14,6 +16,7 @@ import pytest
 from conformance.core.program import load
 from conformance.tools import campaign as tool
 from device.ptx.kernels import hopper_form, hopper_kernel
+from oracles.numerics.checker import CrossCheckError
 
 pytest.importorskip("cuda.bindings.nvjitlink", reason="the producers assemble kernels with nvJitLink")
 
@@ -172,3 +175,41 @@ def test_cli_host_only_reports_stages_and_rates(tmp_path, capsys, monkeypatch):
     assert written["throughput"]["programs_per_s_gpu"] is None and written["throughput"]["programs_per_s_end_to_end"] > 0
     err = capsys.readouterr().err
     assert "producers    draw" in err and "16 programs" in err
+
+
+needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="the checker's CPU build needs g++")
+
+
+@needs_gxx
+def test_the_checker_run_equals_the_model_run(settings):
+    """With the integer checker (built for the CPU) computing D, a run counts what the model's run
+    counts and finds nothing; the model evaluated every 3rd program of each launch group."""
+    checker = dataclasses.replace(settings, numerics=tool.CHECKER, cross_check_every=3)
+    want = expected_run(settings)
+    report = run(checker, "tests.fake_launchers:well", 1)
+    model = run(settings, "tests.fake_launchers:well", 1)
+    for key in ("programs", "inner_products_total", "inner_products", "launches", "mismatches", "errors", "not_run"):
+        assert report[key] == model[key], key
+    assert report["programs"] == want["programs"] and report["mismatches"] == 0
+    assert report["cross_checked"]["programs"] == sum(-(-len(g) // 3) for g in want["groups"])
+    assert model["cross_checked"]["programs"] == 0
+    assert report["stages"]["producers"]["model"]["seconds"] > 0
+
+
+@needs_gxx
+def test_a_planted_difference_is_judged_by_the_model_with_the_checker(settings):
+    report = run(dataclasses.replace(settings, numerics=tool.CHECKER), "tests.fake_launchers:flip_on_0", 1)
+    assert (report["mismatches"], report["mismatched_words"], report["errors"]) == (1, 1, 0)
+    assert report["failures"][0]["status"] == "fail" and report["failures"][0]["diff"]["mismatched"] == 1
+
+
+@needs_gxx
+@pytest.mark.parametrize("launcher, message", [
+    ("checker_wrong_in_sample", r"the integer checker's D differs from the Python model's in 1 element\(s\)"),
+    ("checker_wrong_outside_sample", r"the integer checker's D differs from the Python model's, which the GPU's D equals"),
+])
+def test_a_wrong_checker_stops_the_run(settings, launcher, message):
+    """A checker wrong on a program the model sampled is caught before judging; one wrong on a
+    program outside the sample shows as a mismatch the model then clears, and is caught too."""
+    with pytest.raises(CrossCheckError, match=message):
+        run(dataclasses.replace(settings, numerics=tool.CHECKER, cross_check_every=4), f"tests.fake_launchers:{launcher}", 1)

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 
 from conformance.cli.common import (
-    EXIT_FAILED, EXIT_OK, GPU_EXIT_STATUSES, JOBS_LIMIT, PROFILE_FILE_HELP, NothingRan, UsageError, backend_spec, command_line,
+    EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, GPU_EXIT_STATUSES, JOBS_LIMIT, PROFILE_FILE_HELP, NothingRan, UsageError, backend_spec, command_line,
     count, hopper_gpu_or_skip, machine, output_file, output_folder, profile_spec, seconds, seed, shard, write_json,
 )
 from conformance.harness.backends.registry import DEFAULT_REFERENCE
@@ -49,6 +50,16 @@ def add(sub) -> None:
     cam.add_argument("--data-sets", type=count(1, 4096, "data-set count"), default=8, metavar="N",
                      help="operand data sets per drawn instruction: each instruction (form, descriptors, layouts) runs "
                           "as N programs with data of their own (default 8; 1: every program its own instruction)")
+    cam.add_argument("--numerics", choices=("checker", "model"),
+                     help="what computes the expected D's inner products: checker, the integer checker generated from "
+                          "the judging profile (oracles/numerics/checker.h), on each GPU beside the tensor core (with "
+                          "--host-only on the CPU, built by g++), from the operands the oracle reads, the Python model "
+                          "evaluating a sample of every launch group and the run stopping (exit 3) on any difference; "
+                          "model, the reference computes every D on the host (default checker with the oracle as the "
+                          "reference, and with --host-only g++ on the PATH; else model)")
+    cam.add_argument("--cross-check-every", type=count(1, 10**6, "cross-check interval"), default=16, metavar="N",
+                     help="with --numerics checker, the Python model also evaluates every N-th program of each launch "
+                          "group, the first included (default 16)")
     cam.add_argument("--no-batch-oracle", action="store_true",
                      help="the reference observes each program on its own instead of a chunk's programs together (the "
                           "oracle then evaluates one program's inner products per call)")
@@ -87,20 +98,39 @@ def devices_for(args: argparse.Namespace) -> list[str | None]:
     return visible[:args.gpus] if args.gpus is not None else visible
 
 
+def numerics_for(args: argparse.Namespace) -> str:
+    """--numerics, defaulted: the checker needs the oracle's operands, so another reference means
+    the model (UsageError when --numerics checker asks for both); with --host-only the checker
+    runs on the CPU, so without g++ the default is the model."""
+    if args.reference != DEFAULT_REFERENCE:
+        if args.numerics == "checker":
+            raise UsageError(f"--numerics checker computes D from the oracle's operands: it needs --reference "
+                             f"{DEFAULT_REFERENCE}, not {args.reference}")
+        return "model"
+    if args.numerics:
+        return args.numerics
+    return "model" if args.host_only and shutil.which("g++") is None else "checker"
+
+
 def cmd_campaign(args: argparse.Namespace) -> int:
     if not args.host_only:
         hopper_gpu_or_skip("campaign")
     devices = devices_for(args)
     from conformance.tools import campaign as tool
     from device.kernel_cache import default_directory
+    from oracles.numerics.checker import CrossCheckError
 
     settings = tool.Settings(args.programs, args.seed, args.data_sets, not args.no_batch_oracle, default_directory(), args.shard,
-                             reference=args.reference, profile=args.profile)
+                             reference=args.reference, profile=args.profile, numerics=numerics_for(args),
+                             cross_check_every=args.cross_check_every)
     launcher = tool.HOST_ONLY if args.host_only else tool.GPU_LAUNCHER
     try:
         report = tool.campaign(settings, args.jobs, devices, launcher, args.cases, args.timeout, keep_cache=not args.no_cache)
     except tool.NoWorkerCouldRun as e:
         raise NothingRan(str(e)) from None
+    except CrossCheckError as e:
+        print(f"campaign: the integer checker disagrees with the Python model, the run stopped: {e}", file=sys.stderr)
+        return EXIT_INTERNAL
     report["command"] = command_line(args)
     report["machine"] = machine()
     write_json(args.json, report)

@@ -6,10 +6,14 @@ chunk, draw its programs (`generators.programs.hopper_program_sets`, the forms t
 wgmma dense with A in shared memory or registers and sparse, over every layout the generator
 reaches, C in registers; warp-level mma.sp with every operand in registers; chunks alternate
 exact and discriminating inputs; each drawn instruction runs with `data_sets` operand data sets),
-have the reference (any backend spec that observes states, default the oracle) observe the
-expected D of all of them at once under the profile the judge picks for each (`expected_states`:
-`sm_90a`, `sm_90a.mma_sync` for mma.sp; the oracle evaluates the programs' inner products in
-vectorised batches), take each kernel form's cubin from the kernel
+compute their expected D under the profile the judge picks for each (`sm_90a`, `sm_90a.mma_sync`
+for mma.sp) in one of two ways (`numerics`): MODEL, the reference (any backend spec that observes
+states, default the oracle) observes all of them at once (`expected_states`; the oracle evaluates
+their inner products in vectorised batches); CHECKER (the default with the oracle), the oracle
+reads each program's operands (`oracles.execute.matrix_products`: descriptors, layouts,
+fragments, metadata) and the GPU worker computes D from them with the integer checker
+(`campaign_checker`), the Python model evaluating a sample of every launch group in the producer
+and any difference stopping the run; then take each kernel form's cubin from the kernel
 cache (`device.kernel_cache`, assembling the forms it lacks) and pack the programs of each form
 into one launch (`device.hopper_batch.pack`). The prepared chunk goes to a spool file (in
 /dev/shm where there is one); only its name travels to the main process, which hands it to a GPU
@@ -26,22 +30,24 @@ process starts a new worker on that GPU and hands the rest of the chunk out agai
 the cases of the launch it was running (as errors naming the GPU and what happened) and hands
 the chunk's other launches out again. The other GPUs keep working meanwhile.
 
-Every stage is timed (`conformance.tools.stages`): in the producers draw, reference, kernel
-text, assemble, pack, spool and wait (blocked on the bound); in the GPU workers read (the spool
-file), load (kernels), copy in, launch, read back, unpack and compare; in the main process,
+Every stage is timed (`conformance.tools.stages`): in the producers draw, reference (the
+operands, with the checker), kernel text, assemble, pack, model (the checker's sample), spool and
+wait (blocked on the bound); in the GPU workers read (the spool file), load (kernels), copy in,
+launch, read back, reference (the checker), unpack and compare; in the main process,
 dispatch. The report holds them with the GPUs (programs, launches, busy seconds, restarts), the
 reference, the programs per judging profile, programs and inner products per input format and form, mismatches, errors, the kernel cache's
 hits and assemblies, seconds and throughput, end to end and GPU side.
 
 `launcher` chooses what runs the launches: "gpu" (`GpuLauncher`), "host-only" (`HostOnlyLauncher`:
-every host stage runs, and D is the reference's own, packed as the GPU would store it: this
-measures the host side without a GPU), or a `package.module:factory` path called with the
+every host stage runs, and D is the reference's own, packed as the GPU would store it, the
+checker running on the CPU: this measures the host side without a GPU), or a `package.module:factory` path called with the
 worker's index (tests use stand-ins that hang, fault or change a word).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import multiprocessing
 import os
@@ -61,13 +67,17 @@ import numpy as np
 from conformance.core.program import Program, dumps
 from conformance.harness.backends.base import Observation
 from conformance.harness.backends.registry import DEFAULT_REFERENCE
-from conformance.harness.judge import CaseResult
+from conformance.harness.judge import CaseResult, profile_for
+from conformance.tools.campaign_checker import GpuReference, HostReference, Operands, disagreement, operands
 from conformance.tools.stages import Stages
 from device.hopper_batch import Batch, pack, pack_d, unpack_d
 from device.kernel_cache import KernelCache
-from device.ptx.kernels import UnsupportedProgram, hopper_form, hopper_kernel
+from device.ptx.kernels import HopperForm, UnsupportedProgram, hopper_form, hopper_kernel
 from generators.programs import INPUTS, hopper_program_sets
 from generators.sampling import draw_examples, seed_only_draws
+from oracles.execute import matrix_products
+from oracles.numerics.checker import CrossCheckError
+from oracles.numerics.matmul import MatrixProduct, evaluate
 
 CHUNK = 200  # programs per producer task
 DEFAULT_DATA_SETS = 8  # operand data sets (programs) per drawn instruction
@@ -81,6 +91,9 @@ CHUNK_DEATHS = 3  # worker deaths outside a launch a chunk may cause before its 
 PROGRESS_EVERY_S = 10.0
 TARGET = "sm_90a"  # wgmma is sm_90a only (PTX ISA 9.7.15, Target ISA Notes); the mma.sp kernels share it
 GPU_LAUNCHER, HOST_ONLY = "gpu", "host-only"
+GPU_STAGES = ("copy_in", "launch", "read_back", "reference")  # the launcher's seconds: the GPU's busy time
+CHECKER, MODEL = "checker", "model"  # what computes the expected D's inner products
+DEFAULT_CROSS_CHECK_EVERY = 16  # with the checker, every 16th program of a launch group is also evaluated by the model
 
 
 # --- the reference and the verdict: the campaign's only calls into the judge -----------------------
@@ -117,7 +130,10 @@ def verdict(p: Program, reference: str, expected: Observation, d: np.ndarray) ->
 class Settings:
     """What every process of a run needs: the programs (count, seed, data sets per instruction),
     whether the reference observes a chunk together, the kernel cache's folder, the shard (index,
-    count) of the run this process runs, the programs per chunk and the reference."""
+    count) of the run this process runs, the programs per chunk, the reference and the judging
+    profile, and what computes the expected D's inner products: the reference itself (MODEL), or,
+    with the oracle as the reference, the integer checker on the GPU from the oracle's operands
+    (CHECKER), the model evaluating every `cross_check_every`-th program of each launch group."""
 
     programs: int
     seed: int
@@ -128,6 +144,8 @@ class Settings:
     chunk: int = CHUNK
     reference: str = DEFAULT_REFERENCE
     profile: str | None = None
+    numerics: str = MODEL
+    cross_check_every: int = DEFAULT_CROSS_CHECK_EVERY
 
     def chunks(self) -> list[int]:
         """The chunks of this shard: chunk c belongs to shard c mod count (1-based), so the shards
@@ -173,18 +191,19 @@ def draw_chunk(chunk: int, settings: Settings) -> tuple[str, list[Program]]:
 @dataclass
 class Group:
     """The programs of a chunk that share one kernel form, packed for one launch: the form's PTX
-    text and cubin, the kernel's inputs, each program's expected D [B, M, N], and what the report
-    counts them by (their form, input formats, accumulator and judging profile, which the kernel
-    form fixes)."""
+    text and cubin, the kernel's inputs, each program's expected D [B, M, N] (None until the
+    checker has computed it from `operands`), and what the report counts them by (their form,
+    input formats, accumulator and judging profile, which the kernel form fixes)."""
 
     text: str
     cubin: bytes
     batch: Batch
-    expected_d: np.ndarray
+    expected_d: np.ndarray | None
     form: str
     input_formats: tuple[str, ...]
     accumulator: str
     profile: str
+    operands: Operands | None = None
 
 
 def error_entry(p: Program, detail: str, inputs: str) -> dict:
@@ -193,43 +212,83 @@ def error_entry(p: Program, detail: str, inputs: str) -> dict:
             "program": dumps(p)}
 
 
+def reference_inputs(programs: Sequence[Program], settings: Settings) -> tuple[list[str], list]:
+    """The judging profile of each program and what its expected D comes from: with MODEL, the
+    reference's observation (its expected state, or why there is none); with CHECKER, the
+    oracle's matrix product (operands read, inner products not evaluated), or None when the
+    oracle gives none (a program it does not model, or whose behaviour is undefined)."""
+    if settings.numerics == MODEL:
+        return expected_states(programs, settings.reference, settings.batch_reference, settings.profile)
+    profiles = [profile_for(p, settings.profile) for p in programs]
+    products: list = [None] * len(programs)
+    for profile in sorted(set(profiles)):
+        members = [i for i, q in enumerate(profiles) if q == profile]
+        for i, product in zip(members, matrix_products([programs[i] for i in members], profile)):
+            products[i] = None if isinstance(product, Exception) else product
+    return profiles, products
+
+
+def expected_of(members: list[int], made: list, every: int) -> tuple[np.ndarray | None, Operands | None]:
+    """A launch group's expected D [B, M, N] (from the reference's states), or, with products,
+    the operands the checker computes it from (a sample evaluated by the model); where the
+    checker cannot compute them (e.g. the `exact` profile), the model evaluates them all."""
+    if not isinstance(made[members[0]], MatrixProduct):
+        return np.stack([made[i].state.hopper_d for i in members]), None
+    products = [made[i] for i in members]
+    try:
+        return None, operands(products, every)
+    except ValueError:
+        return np.stack(evaluate(products)), None
+
+
+@functools.lru_cache(maxsize=1024)
+def kernel_text(form: HopperForm) -> str:
+    """The PTX of a kernel form, written once per form in a producer (an instruction's data sets,
+    and its repeats in later chunks, share it)."""
+    return hopper_kernel(form)
+
+
 def prepare(chunk: int, settings: Settings, cache: KernelCache, stages: Stages) -> tuple[dict, list]:
     """One chunk ready to launch, in two parts: what the launches need (its inputs, launch groups,
     the count of programs the reference gave no state for (not run), the errors of programs no
     kernel can express, the count of instructions drawn), and per group its programs and the
-    reference's observations of them (needed only to judge a mismatch or charge an error)."""
+    reference's observations of them (None with the checker: a mismatch is judged by observing
+    the program then)."""
     with stages("draw"):
         inputs, programs = draw_chunk(chunk, settings)
     with stages("reference"):
-        profiles, expected = expected_states(programs, settings.reference, settings.batch_reference, settings.profile)
+        profiles, made = reference_inputs(programs, settings)
+    runnable = [isinstance(m, MatrixProduct) or (m is not None and m.state is not None) for m in made]
     texts: dict[str, list[int]] = {}
     errors = []
     with stages("kernel text"):
-        for i, (p, e) in enumerate(zip(programs, expected)):
-            if e.state is None:
+        for i, p in enumerate(programs):
+            if not runnable[i]:
                 continue
             try:
-                texts.setdefault(hopper_kernel(hopper_form(p)), []).append(i)
+                texts.setdefault(kernel_text(hopper_form(p)), []).append(i)
             except UnsupportedProgram as err:
                 errors.append(error_entry(p, str(err), inputs))
     with stages("assemble"):
         cubins = {text: cache.get(text, TARGET) for text in texts}
     groups, details = [], []
-    with stages("pack"):
-        for text, members in texts.items():
-            group_programs = [programs[i] for i in members]
+    for text, members in texts.items():
+        group_programs = [programs[i] for i in members]
+        with stages("pack"):
             try:
                 batch = pack(group_programs)
             except UnsupportedProgram as err:
                 errors += [error_entry(p, str(err), inputs) for p in group_programs]
                 continue
-            first = group_programs[0]
-            groups.append(Group(text, cubins[text], batch, np.stack([expected[i].state.hopper_d for i in members]),
-                                form_of(first), input_formats(first), first.ops[0].dtype, profiles[members[0]]))
-            details.append((group_programs, [expected[i] for i in members]))
-    not_run = sum(e.state is None for e in expected)
-    return ({"chunk": chunk, "inputs": inputs, "reference": settings.reference, "groups": groups, "not_run": not_run,
-             "errors": errors, "instructions": -(-len(programs) // settings.data_sets)}, details)
+        with stages("model" if settings.numerics == CHECKER else "reference"):
+            expected_d, group_operands = expected_of(members, made, settings.cross_check_every)
+        first = group_programs[0]
+        groups.append(Group(text, cubins[text], batch, expected_d, form_of(first), input_formats(first),
+                            first.ops[0].dtype, profiles[members[0]], group_operands))
+        details.append((group_programs, None if settings.numerics == CHECKER else [made[i] for i in members]))
+    return ({"chunk": chunk, "inputs": inputs, "reference": settings.reference, "profile": settings.profile,
+             "groups": groups, "not_run": runnable.count(False), "errors": errors,
+             "instructions": -(-len(programs) // settings.data_sets)}, details)
 
 
 def spool_files(spool: str, chunk: int) -> tuple[str, str]:
@@ -279,12 +338,15 @@ def producer(settings: Settings, tasks, slots, spool: str, pipe) -> None:
 
 class Launcher(Protocol):
     """What runs a GPU worker's launches: `name` names the GPU; `seconds` adds up copy in,
-    launch and read back."""
+    launch, read back and the checker's reference."""
 
     name: str
     seconds: Counter
 
     def load(self, text: str, cubin: bytes) -> None: ...
+
+    def reference(self, ops: Operands) -> np.ndarray:
+        """The checker's D [B, M, N] of a launch group's operands."""
 
     def launch(self, group: Group) -> np.ndarray:
         """The words [B, threads, words_out] the kernel stores for the group's programs."""
@@ -297,9 +359,10 @@ class GpuLauncher:
         from conformance.tools.hopper_gpu import hopper_gpu
         from device.hopper_batch import HopperRunner
 
-        gpu = hopper_gpu("campaign")
-        self.runner = HopperRunner(gpu, TARGET)
-        self.name, self.seconds = gpu.name, self.runner.seconds
+        self.gpu = hopper_gpu("campaign")
+        self.runner = HopperRunner(self.gpu, TARGET)
+        self.name, self.seconds = self.gpu.name, self.runner.seconds
+        self.checker: GpuReference | None = None
 
     def load(self, text: str, cubin: bytes) -> None:
         if text not in self.runner.kernels:
@@ -307,6 +370,11 @@ class GpuLauncher:
 
     def launch(self, group: Group) -> np.ndarray:
         return self.runner.launch_batch(group.batch)
+
+    def reference(self, ops: Operands) -> np.ndarray:
+        if self.checker is None:  # compiled (NVRTC) when first needed
+            self.checker = GpuReference(self.gpu, TARGET, self.seconds)
+        return self.checker(ops)
 
 
 class HostOnlyLauncher:
@@ -317,9 +385,15 @@ class HostOnlyLauncher:
 
     def __init__(self, index: int):
         self.seconds: Counter = Counter()
+        self.checker: HostReference | None = None
 
     def load(self, text: str, cubin: bytes) -> None:
         pass
+
+    def reference(self, ops: Operands) -> np.ndarray:
+        if self.checker is None:  # compiled (g++) when first needed
+            self.checker = HostReference()
+        return self.checker(ops)
 
     def launch(self, group: Group) -> np.ndarray:
         return pack_d(group.batch.form, group.expected_d)
@@ -355,9 +429,11 @@ class Outcome:
     gpu_seconds: Counter = field(default_factory=Counter)
 
 
-def settle(group: Group, d: np.ndarray, inputs: str, reference: str, outcome: Outcome, details) -> None:
+def settle(group: Group, d: np.ndarray, chunk: dict, outcome: Outcome, details) -> None:
     """Count a launched group and compare each program's D with the expected one; `details()`
-    gives the group's programs and the reference's observations, to judge a mismatch."""
+    gives the group's programs and the reference's observations (None with the checker: the
+    reference observes a mismatching program then), to judge a mismatch."""
+    inputs, reference = chunk["inputs"], chunk["reference"]
     count = len(d)
     outcome.profiles[group.profile] += count
     outcome.counts[f"programs ({inputs})"] += count
@@ -371,7 +447,11 @@ def settle(group: Group, d: np.ndarray, inputs: str, reference: str, outcome: Ou
         programs, expected = details()
         p = programs[i]
         outcome.counts["mismatched programs"] += 1
-        result = verdict(p, reference, expected[i], d[i])
+        observed = expected[i] if expected is not None else expected_states([p], reference, profile=chunk["profile"])[1][0]
+        result = verdict(p, reference, observed, d[i])
+        if result.status == "pass":  # the GPU agrees with the model: the checker got this program wrong
+            raise CrossCheckError(f"case {p.case_id}: the integer checker's D differs from the Python model's, which "
+                                  "the GPU's D equals")
         outcome.counts["mismatched words"] += result.data["diff"]["mismatched"]
         outcome.failures.append({"case_id": p.case_id, "status": result.status, "detail": result.detail,
                                  "label": p.label, "inputs": inputs, "diff": result.data["diff"], "program": dumps(p)})
@@ -421,17 +501,30 @@ def gpu_worker(index: int, device: str | None, launcher_spec: str, orders, progr
                 try:
                     with stages("load"):
                         launcher.load(group.text, group.cubin)
+                    if group.operands is not None:
+                        group = dataclasses.replace(group, expected_d=launcher.reference(group.operands))
                     words = launcher.launch(group)
                 except Exception as e:  # noqa: BLE001 - a CUDA error: this process's context is lost
                     progress[1] = -1
                     outcome.gpu_seconds = Counter(launcher.seconds) - before
                     pipe.send(("fault", index, token, k, one_line(e), outcome))
                     return stopped()
+                if group.operands is not None:
+                    differs = disagreement(group.operands, group.expected_d, f"chunk {chunk['chunk']}, launch {k} ({group.form})")
+                    if differs:
+                        pipe.send(("disagree", index, differs))
+                        return stopped()
+                    outcome.counts["cross-checked programs"] += len(group.operands.sample)
+                    outcome.counts["cross-checked inner products"] += int(group.operands.sample_d.size)
                 outcome.launches += 1
                 with stages("unpack"):
                     d = unpack_d(group.batch.form, words)
-                with stages("compare"):
-                    settle(group, d, chunk["inputs"], chunk["reference"], outcome, lambda k=k: group_details(k))
+                try:
+                    with stages("compare"):
+                        settle(group, d, chunk, outcome, lambda k=k: group_details(k))
+                except CrossCheckError as e:
+                    pipe.send(("disagree", index, str(e)))
+                    return stopped()
                 outcome.groups_done.append(k)
             progress[1] = -1
             outcome.gpu_seconds = Counter(launcher.seconds) - before
@@ -598,6 +691,8 @@ class Run:
         kind = message[0]
         if kind == "crash":
             raise CampaignError(f"{message[1]} failed:\n{message[2]}")
+        if kind == "disagree":
+            raise CrossCheckError(message[2])
         if kind == "ticket":
             _, chunk, inputs, files, groups, not_run, errors, instructions, stages, (hits, assembled, seconds) = message
             self.chunks[chunk] = ChunkState(inputs, files, groups)
@@ -793,7 +888,7 @@ def report(run: Run, seconds: float, evicted: int, keep_cache: bool) -> dict:
     total_ips = sum(o.per_accumulator.values())
     gpus = [{"index": w.index, "device": w.device, "name": w.name, "programs": w.programs, "launches": w.launches,
              "busy_seconds": round(sum(w.gpu_seconds.values()), 3),
-             **{f"{k}_seconds": round(w.gpu_seconds[k], 3) for k in ("copy_in", "launch", "read_back")},
+             **{f"{k}_seconds": round(w.gpu_seconds[k], 3) for k in GPU_STAGES},
              "programs_per_s_busy": round(w.programs / sum(w.gpu_seconds.values()), 1) if sum(w.gpu_seconds.values()) else None,
              "restarts": w.restarts, "incidents": w.incidents, "given_up": w.gone} for w in run.workers]
     busy = [sum(w.gpu_seconds.values()) for w in run.workers]
@@ -803,7 +898,7 @@ def report(run: Run, seconds: float, evicted: int, keep_cache: bool) -> dict:
     stages.merge(run.producer_stages)
     gpu_stages = Stages()
     gpu_stages.merge(o.stages)
-    for k in ("copy_in", "launch", "read_back"):
+    for k in GPU_STAGES:
         gpu_stages.add(k, o.gpu_seconds[k])
     failures = sorted(o.failures, key=lambda f: f["case_id"])
     return {
@@ -816,6 +911,7 @@ def report(run: Run, seconds: float, evicted: int, keep_cache: bool) -> dict:
         "seed": s.seed,
         "shard": f"{s.shard[0]}/{s.shard[1]}",
         "settings": {"chunk": s.chunk, "data_sets": s.data_sets, "batch_reference": s.batch_reference,
+                     "numerics": s.numerics, "cross_check_every": s.cross_check_every if s.numerics == CHECKER else None,
                      "kernel_cache": s.cache_dir if keep_cache else None, "jobs": run.jobs, "launcher": run.launcher,
                      "timeout_s": run.timeout_s},
         "programs": programs,
@@ -828,6 +924,8 @@ def report(run: Run, seconds: float, evicted: int, keep_cache: bool) -> dict:
         "inner_products": dict(sorted(o.inner_products.items())),
         "inner_products_by_accumulator": dict(sorted(o.per_accumulator.items())),
         "inner_products_total": total_ips,
+        "cross_checked": {"programs": o.counts["cross-checked programs"],
+                          "inner_products": o.counts["cross-checked inner products"]},
         "mismatches": o.counts["mismatched programs"],
         "mismatched_words": o.counts["mismatched words"],
         "errors": o.counts["errors"],

@@ -17,7 +17,7 @@ import numpy as np
 
 from conformance.core.formats import FloatFormat, IntFormat, code_bits, get_format, storage_dtype
 
-from .model import inner_product
+from .model import datapath_of, inner_product
 from .profiles import Datapath, Profile, get_profile
 
 #: The C source of the checker.
@@ -47,24 +47,28 @@ def _datapath_values(dp: Datapath, acc: FloatFormat, k: int) -> list[int]:
             int(dp.subnormal_outputs), int(dp.zero_sign == "positive")]
 
 
-def parameters(in_fmt: str, acc_fmt: str, k: int, profile: str | Profile, *, saturate: bool | None = None,
-               datapath: Datapath | None = None) -> np.ndarray:
-    """The checker's flat int64 parameter array for `in_fmt` x `in_fmt` -> `acc_fmt` vectors of
-    length `k` under `profile` (or an explicit `datapath`, e.g. a mutant); `saturate` as in
+def parameters(in_fmt: str, acc_fmt: str, k: int, profile: str | Profile, *, b_fmt: str | None = None,
+               saturate: bool | None = None, datapath: Datapath | None = None) -> np.ndarray:
+    """The checker's flat int64 parameter array for `in_fmt` x `b_fmt` (default `in_fmt`) ->
+    `acc_fmt` vectors of length `k` under `profile` (or an explicit `datapath`, e.g. a mutant;
+    mixed formats take the profile's datapath as the model does, `datapath_of`); `saturate` as in
     `inner_product` (integer kinds; default the profile's `int_overflow`)."""
     if not 1 <= k <= MAX_K:
         raise ValueError(f"the checker takes vectors of 1 to {MAX_K} products, not {k}")
+    b_fmt = b_fmt or in_fmt
     prof = get_profile(profile)
-    fin, facc = get_format(in_fmt), get_format(acc_fmt)
+    fin, fb, facc = get_format(in_fmt), get_format(b_fmt), get_format(acc_fmt)
+    if isinstance(fin, IntFormat) != isinstance(fb, IntFormat):
+        raise ValueError(f"the checker takes A and B both integer or both float, not {in_fmt} x {b_fmt}")
     head = [int(isinstance(fin, FloatFormat)), k]
     if isinstance(fin, IntFormat):
         if facc.name != "s32":
             raise ValueError("integer inputs accumulate into s32")
         sat = (prof.int_overflow == "saturate") if saturate is None else saturate
-        values = [*head, int(fin.signed), int(fin.signed), int(sat), *([0] * 30), *([0] * 13)]
+        values = [*head, int(fin.signed), int(fb.signed), int(sat), *([0] * 30), *([0] * 13)]
     else:
-        dp = datapath or prof.datapath(in_fmt, acc_fmt)
-        values = [*head, 0, 0, 0, *_format_values(in_fmt), *_format_values(in_fmt), *_format_values(acc_fmt),
+        dp = datapath or datapath_of(prof, in_fmt, b_fmt, acc_fmt)
+        values = [*head, 0, 0, 0, *_format_values(in_fmt), *_format_values(b_fmt), *_format_values(acc_fmt),
                   *_datapath_values(dp, facc, k)]
     out = np.array(values, dtype=np.int64)
     assert out.size == PARAMETER_COUNT

@@ -104,10 +104,7 @@ def inner_product(
         return _int_dot(a, b, c, fa, fb, sat).reshape(batch_shape)
     if not isinstance(facc, FloatFormat) or facc.name not in ("f32", "f16"):
         raise ValueError(f"floating-point inputs accumulate into f32 or f16, not {facc.name}")
-    name = fa.name if fa.name == fb.name else _mixed_name(fa, fb)
-    dp = prof.datapath(name, facc.name)
-    if fa.name != fb.name:
-        prof.datapath(fb.name, facc.name)  # both operand formats must be supported
+    dp = datapath_of(prof, fa.name, fb.name, facc.name)
     scales = None
     if (a_scale is None) != (b_scale is None):
         raise ValueError("give both a_scale and b_scale, or neither")
@@ -125,12 +122,17 @@ def inner_product(
     return out.reshape(batch_shape)
 
 
-def _mixed_name(fa: FloatFormat, fb: FloatFormat) -> str:
-    """Mixed fp8/fp6/fp4 operands share the narrow-float datapath; use the A format's."""
+def datapath_of(prof: Profile, a_fmt: str, b_fmt: str, acc_fmt: str) -> Datapath:
+    """The datapath of float A x B -> acc under a profile: mixed fp8/fp6/fp4 operands share the
+    narrow-float datapath, the A format's, and both operand formats must be supported."""
+    if a_fmt == b_fmt:
+        return prof.datapath(a_fmt, acc_fmt)
     narrow = {"e4m3", "e5m2", "e2m3", "e3m2", "e2m1"}
-    if fa.name in narrow and fb.name in narrow:
-        return fa.name
-    raise ValueError(f"unsupported mixed input formats {fa.name} x {fb.name}")
+    if not (a_fmt in narrow and b_fmt in narrow):
+        raise ValueError(f"unsupported mixed input formats {a_fmt} x {b_fmt}")
+    dp = prof.datapath(a_fmt, acc_fmt)
+    prof.datapath(b_fmt, acc_fmt)
+    return dp
 
 
 def _int_dot(a, b, c, fa: IntFormat, fb: IntFormat, saturate: bool) -> np.ndarray:

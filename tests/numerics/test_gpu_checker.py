@@ -11,7 +11,6 @@ import ctypes
 import dataclasses
 import io
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -116,16 +115,11 @@ def test_a_mutant_datapath_fails_the_cross_check(host, cid, change, count):
 @pytest.fixture(scope="module")
 def kernels(tmp_path_factory):
     """The CUDA kernels compiled for the CPU (device.check_kernels.HOST_STAND_IN), through ctypes."""
-    from device.check_kernels import HOST_STAND_IN, source
+    from device.check_kernels import host_library, source
 
-    gxx = shutil.which("g++")
-    if gxx is None:
+    if shutil.which("g++") is None:
         pytest.skip("g++ not found")
-    out = tmp_path_factory.mktemp("kernels")
-    (out / "kernels.cpp").write_text(HOST_STAND_IN + source(ns.C_SOURCE.read_text(), checker.C_SOURCE.read_text()))
-    subprocess.run([gxx, "-O2", "-shared", "-fPIC", "-std=c++17", str(out / "kernels.cpp"), "-o", str(out / "k.so")],
-                   check=True, capture_output=True)
-    return ctypes.CDLL(str(out / "k.so"))
+    return host_library(source(ns.C_SOURCE.read_text(), checker.C_SOURCE.read_text()), str(tmp_path_factory.mktemp("kernels")))
 
 
 def _ptr(x: np.ndarray):
