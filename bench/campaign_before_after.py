@@ -35,7 +35,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STAGES = {"producers": ("draw", "reference", "kernel text", "assemble", "pack", "model", "spool", "wait"),
-          "gpu_workers": ("read", "load", "copy_in", "launch", "read_back", "reference", "unpack", "compare")}
+          "gpu_workers": ("read", "load", "copy_in", "launch", "read_back", "reference", "compare")}
 
 
 def campaign(args: argparse.Namespace, name: str, programs: int, seed: int, extra: list[str], cache: str, gpus: str) -> dict:

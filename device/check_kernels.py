@@ -10,7 +10,8 @@ bit for bit, counts checked elements and mismatches (atomics), records the first
 (tile, element, silicon, checker) and keeps checker and silicon values of the sample tiles.
 `reference_products` computes D = A B + C of a batch of matrix products from their operand codes
 (A [P, M, K], B [P, N, K_B], C [P, M, N]; a structured-sparse A's rows select their B elements by
-`columns` [P, M, K]) with the checker: the expected D of a campaign's programs.
+`columns` [P, M, K]) with the checker, straight into the words the campaign's tensor-core kernel
+stores (a table gives each word's elements), so that a campaign compares words with words.
 The operand stream and the checker are C headers of other floors (`generators/numeric_stream.h`,
 `oracles/numerics/checker.h`): the caller passes their text to `source`."""
 
@@ -86,21 +87,30 @@ extern "C" __global__ void check_tiles(const long long* checker, const ns_u64* s
 extern "C" __global__ void reference_products(const long long* checker, unsigned products, unsigned rows, unsigned cols,
                                               const unsigned* a, const unsigned* b, unsigned b_k,
                                               const unsigned char* columns, unsigned sparse, const unsigned* c,
-                                              unsigned* d) {
+                                              const int* word_elements, unsigned words, unsigned per_word,
+                                              unsigned bits, unsigned* out) {
   ck_params P = ck_from_array(checker);
   const unsigned K = P.k;
-  const ns_u64 per_product = (ns_u64)rows * cols, total = per_product * products;
+  const unsigned mask = bits == 32 ? 0xFFFFFFFFu : (1u << bits) - 1;
+  const ns_u64 total = (ns_u64)products * words;
   unsigned selected[CK_MAX_K];
-  for (ns_u64 e = blockIdx.x * (ns_u64)blockDim.x + threadIdx.x; e < total; e += (ns_u64)gridDim.x * blockDim.x) {
-    ns_u64 p = e / per_product;
-    unsigned m = (unsigned)(e % per_product / cols), n = (unsigned)(e % cols);
-    ns_u64 row = p * rows + m;
-    const unsigned* b_row = b + (p * cols + n) * b_k;
-    if (sparse) {  // row m multiplies its stored A elements by the B elements its metadata selects
-      for (unsigned k = 0; k < K; k++) selected[k] = b_row[columns[row * K + k]];
-      b_row = selected;
+  for (ns_u64 i = blockIdx.x * (ns_u64)blockDim.x + threadIdx.x; i < total; i += (ns_u64)gridDim.x * blockDim.x) {
+    ns_u64 p = i / words;
+    unsigned w = (unsigned)(i % words), word = 0;
+    for (unsigned j = 0; j < per_word; j++) {
+      int e = word_elements[w * per_word + j];  // the element m * cols + n the word holds at bit j * bits
+      if (e < 0) continue;
+      unsigned m = (unsigned)e / cols, n = (unsigned)e % cols;
+      ns_u64 row = p * rows + m;
+      const unsigned* b_row = b + (p * cols + n) * b_k;
+      if (sparse) {  // row m multiplies its stored A elements by the B elements its metadata selects
+        for (unsigned k = 0; k < K; k++) selected[k] = b_row[columns[row * K + k]];
+        b_row = selected;
+      }
+      unsigned code = ck_dot(&P, a + row * K, b_row, c[row * cols + n]);
+      word |= (code & mask) << (j * bits);
     }
-    d[e] = ck_dot(&P, a + row * K, b_row, c[e]);
+    out[i] = word;
   }
 }
 """

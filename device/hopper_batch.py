@@ -87,6 +87,18 @@ def unpack_d(form: HopperForm, out: np.ndarray) -> np.ndarray:
     return unpack_registers(words, *register_elements(fragment, bits), bits, _shape(fragment), np.uint32)
 
 
+def d_word_elements(form: HopperForm) -> tuple[np.ndarray, int]:
+    """Per word the kernel stores for one program (its [threads, words_out] flattened), the D
+    elements m * N + n the word holds, its j-th at bit j * bits (int32 [words, per word]); and
+    bits: where a kernel computing D itself must put each element (`pack_d`'s layout)."""
+    _, fragment, bits = register_layouts(form.op)[-1]
+    rows, cols = register_elements(fragment, bits)  # [registers, threads, per register]
+    if rows.shape[0] != form.words_out:
+        raise ValueError(f"D's fragment has {rows.shape[0]} registers per thread, the kernel stores {form.words_out}")
+    elements = rows * _shape(fragment)[1] + cols
+    return np.ascontiguousarray(elements.transpose(1, 0, 2).reshape(-1, rows.shape[-1]), dtype=np.int32), bits
+
+
 def pack_d(form: HopperForm, d: np.ndarray) -> np.ndarray:
     """The words [B, threads, words_out] the kernel stores for D codes [B, M, N]: the inverse of
     `unpack_d` (what a GPU computing exactly D would leave)."""

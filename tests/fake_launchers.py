@@ -15,7 +15,6 @@ import os
 import time
 
 from conformance.tools.campaign import HostOnlyLauncher
-from device.hopper_batch import pack_d
 
 MARKERS = "FAKE_LAUNCHER_MARKERS"
 CUDA_FAULT = "CUDA driver error CUDA_ERROR_ILLEGAL_INSTRUCTION"
@@ -89,15 +88,15 @@ class WrongChecker(HostOnlyLauncher):
         super().__init__(index)
         self.program, self.right = program, None
 
-    def reference(self, ops):
-        self.right = super().reference(ops)
+    def reference(self, group):
+        self.right = super().reference(group)
         wrong = self.right.copy()
         if len(wrong) > self.program:
             wrong[self.program].flat[3] ^= 1
         return wrong
 
     def launch(self, group):
-        return pack_d(group.batch.form, self.right)
+        return self.right
 
 
 def checker_wrong_in_sample(index: int) -> WrongChecker:

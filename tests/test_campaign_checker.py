@@ -13,7 +13,8 @@ import pytest
 
 from conformance.tools import campaign as tool
 from conformance.tools.campaign_checker import HostReference, disagreement, operands
-from device.ptx.kernels import hopper_form, hopper_kernel
+from device.hopper_batch import pack_d
+from device.ptx.kernels import HopperForm, hopper_form
 from oracles.execute import matrix_products
 from oracles.numerics.matmul import evaluate
 
@@ -25,55 +26,56 @@ def reference(tmp_path_factory) -> HostReference:
     return HostReference(str(tmp_path_factory.mktemp("checker")))
 
 
-def launch_groups(seed: int, chunks: range) -> list[list]:
+def launch_groups(seed: int, chunks: range) -> list[tuple[HopperForm, list]]:
     """The oracle's matrix products of drawn campaign chunks, grouped by kernel form as a campaign
-    launches them."""
+    launches them: (form, products)."""
     settings = tool.Settings(programs=4000, seed=seed, data_sets=2, chunk=200)
-    groups: dict[str, list] = defaultdict(list)
+    groups: dict[HopperForm, list] = defaultdict(list)
     for c in chunks:
         _, programs = tool.draw_chunk(c, settings)
         for p, product in zip(programs, matrix_products(programs, "sm_90a")):
             if product is not None and not isinstance(product, Exception):
-                groups[hopper_kernel(hopper_form(p))].append(product)
-    return list(groups.values())
+                groups[hopper_form(p)].append(product)
+    return list(groups.items())
 
 
 @pytest.fixture(scope="module")
-def groups() -> list[list]:
+def groups() -> list[tuple[HopperForm, list]]:
     return launch_groups(11, range(4))
 
 
 def test_the_draw_reaches_every_kind_of_product(groups):
     """The comparison below covers dense and sparse products, mixed and integer formats."""
-    firsts = [g[0] for g in groups]
+    firsts = [g[0] for _, g in groups]
     assert any(p.columns is not None for p in firsts) and any(p.columns is None for p in firsts)
     assert any(p.afmt != p.bfmt for p in firsts)
     assert any(p.acc == "s32" for p in firsts) and any(p.acc == "f16" for p in firsts)
     assert any(p.a.shape[0] == 16 for p in firsts), "warp-level mma.sp"
 
 
-def test_the_checker_kernel_computes_the_models_d(groups, reference):
+def test_the_checker_kernel_computes_the_models_d_as_the_kernel_stores_it(groups, reference):
     compared = 0
-    for products in groups:
+    for form, products in groups:
         ops = operands(products, every=len(products))
-        assert np.array_equal(reference(ops), np.stack(evaluate(products))), (products[0].afmt, products[0].acc)
+        words = reference(ops, form)
+        assert np.array_equal(words, pack_d(form, np.stack(evaluate(products)))), (products[0].afmt, products[0].acc)
         compared += ops.inner_products
     assert compared > 10**5
 
 
 def test_the_sample_is_every_nth_program_and_a_difference_is_named(groups, reference):
-    products = max(groups, key=len)
+    form, products = max(groups, key=lambda g: len(g[1]))
     ops = operands(products, every=3)
     assert list(ops.sample) == list(range(0, len(products), 3))
-    d = reference(ops)
-    assert disagreement(ops, d, "group") is None
+    d = np.stack(evaluate(products))
+    assert disagreement(ops, form, reference(ops, form), "group") is None
     d[3, 2, 1] ^= 1
-    message = disagreement(ops, d, "group")
+    message = disagreement(ops, form, pack_d(form, d), "group")
     assert message.startswith("group: the integer checker's D differs from the Python model's in 1 element(s)")
     assert "program 3 of the group, D[2, 1]" in message
     d[3, 2, 1] ^= 1
     d[1, 0, 0] ^= 1  # outside the sample: not the sample check's to see
-    assert disagreement(ops, d, "group") is None
+    assert disagreement(ops, form, pack_d(form, d), "group") is None
 
 
 def test_the_exact_profile_has_no_checker_and_falls_back_to_the_model(groups):
@@ -82,5 +84,6 @@ def test_the_exact_profile_has_no_checker_and_falls_back_to_the_model(groups):
     products = matrix_products(floats, "exact")
     with pytest.raises(ValueError, match="truncating datapaths"):
         operands(products, every=1)
-    d, ops = tool.expected_of(list(range(4)), products, 1)
-    assert ops is None and np.array_equal(d, np.stack(evaluate(products)))
+    form = hopper_form(floats[0])
+    words, ops = tool.expected_of(list(range(4)), products, 1, form)
+    assert ops is None and np.array_equal(words, pack_d(form, np.stack(evaluate(products))))

@@ -22,7 +22,8 @@ wait prepared, so the producers run ahead of the GPUs by a bounded amount: drawi
 launches.
 
 One GPU worker process per GPU (`devices`), each with its own CUDA context, launches the
-chunk's forms one by one and compares D bit for bit, judging a failing program as `run` does
+chunk's forms one by one and compares the words the kernel stored with the expected D packed the
+same way, bit for bit, judging a failing program as `run` does
 (`verdict`: the decoded first mismatches). A CUDA error costs the cases of the launch that raised
 it: the worker reports it and is stopped (CUDA refuses every later call in its process), the main
 process starts a new worker on that GPU and hands the rest of the chunk out again. A launch that runs past
@@ -33,7 +34,8 @@ the chunk's other launches out again. The other GPUs keep working meanwhile.
 Every stage is timed (`conformance.tools.stages`): in the producers draw, reference (the
 operands, with the checker), kernel text, assemble, pack, model (the checker's sample), spool and
 wait (blocked on the bound); in the GPU workers read (the spool file), load (kernels), copy in,
-launch, read back, reference (the checker), unpack and compare; in the main process,
+launch, read back, reference (the checker) and compare (words with words: D is unpacked only for a
+program that mismatches); in the main process,
 dispatch. The report holds them with the GPUs (programs, launches, busy seconds, restarts), the
 reference, the programs per judging profile, programs and inner products per input format and form, mismatches, errors, the kernel cache's
 hits and assemblies, seconds and throughput, end to end and GPU side.
@@ -191,14 +193,15 @@ def draw_chunk(chunk: int, settings: Settings) -> tuple[str, list[Program]]:
 @dataclass
 class Group:
     """The programs of a chunk that share one kernel form, packed for one launch: the form's PTX
-    text and cubin, the kernel's inputs, each program's expected D [B, M, N] (None until the
-    checker has computed it from `operands`), and what the report counts them by (their form,
-    input formats, accumulator and judging profile, which the kernel form fixes)."""
+    text and cubin, the kernel's inputs, the words [B, threads, words out] the kernel must store
+    (each program's expected D packed as it stores D; None until the checker has computed them
+    from `operands`), and what the report counts them by (their form, input formats,
+    accumulator and judging profile, which the kernel form fixes)."""
 
     text: str
     cubin: bytes
     batch: Batch
-    expected_d: np.ndarray | None
+    expected: np.ndarray | None
     form: str
     input_formats: tuple[str, ...]
     accumulator: str
@@ -228,17 +231,18 @@ def reference_inputs(programs: Sequence[Program], settings: Settings) -> tuple[l
     return profiles, products
 
 
-def expected_of(members: list[int], made: list, every: int) -> tuple[np.ndarray | None, Operands | None]:
-    """A launch group's expected D [B, M, N] (from the reference's states), or, with products,
-    the operands the checker computes it from (a sample evaluated by the model); where the
-    checker cannot compute them (e.g. the `exact` profile), the model evaluates them all."""
+def expected_of(members: list[int], made: list, every: int, form: HopperForm) -> tuple[np.ndarray | None, Operands | None]:
+    """A launch group's expected words (its expected D [B, M, N], from the reference's states,
+    packed as kernel form `form` stores D), or, with products, the operands the checker computes
+    them from (a sample evaluated by the model); where the checker cannot compute them (e.g. the
+    `exact` profile), the model evaluates them all."""
     if not isinstance(made[members[0]], MatrixProduct):
-        return np.stack([made[i].state.hopper_d for i in members]), None
+        return pack_d(form, np.stack([made[i].state.hopper_d for i in members])), None
     products = [made[i] for i in members]
     try:
         return None, operands(products, every)
     except ValueError:
-        return np.stack(evaluate(products)), None
+        return pack_d(form, np.stack(evaluate(products))), None
 
 
 @functools.lru_cache(maxsize=1024)
@@ -281,9 +285,9 @@ def prepare(chunk: int, settings: Settings, cache: KernelCache, stages: Stages) 
                 errors += [error_entry(p, str(err), inputs) for p in group_programs]
                 continue
         with stages("model" if settings.numerics == CHECKER else "reference"):
-            expected_d, group_operands = expected_of(members, made, settings.cross_check_every)
+            expected, group_operands = expected_of(members, made, settings.cross_check_every, batch.form)
         first = group_programs[0]
-        groups.append(Group(text, cubins[text], batch, expected_d, form_of(first), input_formats(first),
+        groups.append(Group(text, cubins[text], batch, expected, form_of(first), input_formats(first),
                             first.ops[0].dtype, profiles[members[0]], group_operands))
         details.append((group_programs, None if settings.numerics == CHECKER else [made[i] for i in members]))
     return ({"chunk": chunk, "inputs": inputs, "reference": settings.reference, "profile": settings.profile,
@@ -345,8 +349,8 @@ class Launcher(Protocol):
 
     def load(self, text: str, cubin: bytes) -> None: ...
 
-    def reference(self, ops: Operands) -> np.ndarray:
-        """The checker's D [B, M, N] of a launch group's operands."""
+    def reference(self, group: Group) -> np.ndarray:
+        """The words the group's kernel must store, computed by the checker from its operands."""
 
     def launch(self, group: Group) -> np.ndarray:
         """The words [B, threads, words_out] the kernel stores for the group's programs."""
@@ -371,10 +375,10 @@ class GpuLauncher:
     def launch(self, group: Group) -> np.ndarray:
         return self.runner.launch_batch(group.batch)
 
-    def reference(self, ops: Operands) -> np.ndarray:
+    def reference(self, group: Group) -> np.ndarray:
         if self.checker is None:  # compiled (NVRTC) when first needed
             self.checker = GpuReference(self.gpu, TARGET, self.seconds)
-        return self.checker(ops)
+        return self.checker(group.operands, group.batch.form)
 
 
 class HostOnlyLauncher:
@@ -390,13 +394,13 @@ class HostOnlyLauncher:
     def load(self, text: str, cubin: bytes) -> None:
         pass
 
-    def reference(self, ops: Operands) -> np.ndarray:
+    def reference(self, group: Group) -> np.ndarray:
         if self.checker is None:  # compiled (g++) when first needed
             self.checker = HostReference()
-        return self.checker(ops)
+        return self.checker(group.operands, group.batch.form)
 
     def launch(self, group: Group) -> np.ndarray:
-        return pack_d(group.batch.form, group.expected_d)
+        return group.expected
 
 
 def make_launcher(spec: str, index: int) -> Launcher:
@@ -429,26 +433,28 @@ class Outcome:
     gpu_seconds: Counter = field(default_factory=Counter)
 
 
-def settle(group: Group, d: np.ndarray, chunk: dict, outcome: Outcome, details) -> None:
-    """Count a launched group and compare each program's D with the expected one; `details()`
-    gives the group's programs and the reference's observations (None with the checker: the
-    reference observes a mismatching program then), to judge a mismatch."""
+def settle(group: Group, words: np.ndarray, chunk: dict, outcome: Outcome, details) -> None:
+    """Count a launched group and compare the words each program's kernel stored with the
+    expected ones; `details()` gives the group's programs and the reference's observations (None
+    with the checker: the reference observes a mismatching program then), to judge a mismatch
+    on D, unpacked."""
     inputs, reference = chunk["inputs"], chunk["reference"]
-    count = len(d)
+    count = len(words)
     outcome.profiles[group.profile] += count
     outcome.counts[f"programs ({inputs})"] += count
     outcome.counts[f"form {group.form}"] += count
     outcome.counts["programs"] += count
-    ips = group.expected_d[0].size * count
+    op = group.batch.form.op
+    ips = (16 * 8 if op.OP == "mma.sp" else 64 * op.n) * count  # D's elements (PTX ISA 9.7.14.6, 9.7.15.5)
     for f in group.input_formats:
         outcome.inner_products[f] += ips
     outcome.per_accumulator[group.accumulator] += ips
-    for i in np.flatnonzero((d != group.expected_d).reshape(count, -1).any(axis=1)):
+    for i in np.flatnonzero((words != group.expected).reshape(count, -1).any(axis=1)):
         programs, expected = details()
         p = programs[i]
         outcome.counts["mismatched programs"] += 1
         observed = expected[i] if expected is not None else expected_states([p], reference, profile=chunk["profile"])[1][0]
-        result = verdict(p, reference, observed, d[i])
+        result = verdict(p, reference, observed, unpack_d(group.batch.form, words[i:i + 1])[0])
         if result.status == "pass":  # the GPU agrees with the model: the checker got this program wrong
             raise CrossCheckError(f"case {p.case_id}: the integer checker's D differs from the Python model's, which "
                                   "the GPU's D equals")
@@ -502,7 +508,7 @@ def gpu_worker(index: int, device: str | None, launcher_spec: str, orders, progr
                     with stages("load"):
                         launcher.load(group.text, group.cubin)
                     if group.operands is not None:
-                        group = dataclasses.replace(group, expected_d=launcher.reference(group.operands))
+                        group = dataclasses.replace(group, expected=launcher.reference(group))
                     words = launcher.launch(group)
                 except Exception as e:  # noqa: BLE001 - a CUDA error: this process's context is lost
                     progress[1] = -1
@@ -510,18 +516,17 @@ def gpu_worker(index: int, device: str | None, launcher_spec: str, orders, progr
                     pipe.send(("fault", index, token, k, one_line(e), outcome))
                     return stopped()
                 if group.operands is not None:
-                    differs = disagreement(group.operands, group.expected_d, f"chunk {chunk['chunk']}, launch {k} ({group.form})")
+                    differs = disagreement(group.operands, group.batch.form, group.expected,
+                                           f"chunk {chunk['chunk']}, launch {k} ({group.form})")
                     if differs:
                         pipe.send(("disagree", index, differs))
                         return stopped()
                     outcome.counts["cross-checked programs"] += len(group.operands.sample)
                     outcome.counts["cross-checked inner products"] += int(group.operands.sample_d.size)
                 outcome.launches += 1
-                with stages("unpack"):
-                    d = unpack_d(group.batch.form, words)
                 try:
                     with stages("compare"):
-                        settle(group, d, chunk, outcome, lambda k=k: group_details(k))
+                        settle(group, words, chunk, outcome, lambda k=k: group_details(k))
                 except CrossCheckError as e:
                     pipe.send(("disagree", index, str(e)))
                     return stopped()

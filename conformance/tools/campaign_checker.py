@@ -2,7 +2,8 @@
 oracle still reads each program's operands (its layout model: descriptors, swizzles, fragments,
 sparsity metadata, imm-scale, scale-d), and the checker (`oracles/numerics/checker.h`, generated
 from the judging profile's datapath) computes every inner product, on the GPU beside the tensor
-core (`GpuReference`) or on the CPU through the same kernel source (`HostReference`, g++).
+core (`GpuReference`) or on the CPU through the same kernel source (`HostReference`, g++),
+straight into the words the tensor-core kernel stores (`device.hopper_batch.d_word_elements`).
 
 The Python model stays the reference: in every launch group the producer evaluates a sample of
 programs with it (`Operands.sample`), and the worker compares the checker's D of those programs
@@ -20,6 +21,8 @@ from typing import Sequence
 
 import numpy as np
 
+from device.hopper_batch import d_word_elements, unpack_d
+from device.ptx.kernels import HopperForm
 from oracles.numerics import checker
 from oracles.numerics.matmul import MatrixProduct, evaluate
 
@@ -65,10 +68,10 @@ def operands(products: Sequence[MatrixProduct], every: int) -> Operands:
                     np.stack(evaluate([products[i] for i in sample])))
 
 
-def disagreement(ops: Operands, d: np.ndarray, label: str) -> str | None:
-    """None when the checker's D [P, M, N] equals the model's on the sample, else one line naming
-    the first differing element with its inputs."""
-    got = d[ops.sample]
+def disagreement(ops: Operands, form: HopperForm, words: np.ndarray, label: str) -> str | None:
+    """None when the checker's D (`words` [P, threads, words out] of kernel form `form`) equals
+    the model's on the sample, else one line naming the first differing element with its inputs."""
+    got = unpack_d(form, words[ops.sample])
     bad = np.argwhere(got != ops.sample_d)
     if not bad.size:
         return None
@@ -90,6 +93,23 @@ def kernel_source() -> str:
     return source(numeric_stream.C_SOURCE.read_text(), checker.C_SOURCE.read_text())
 
 
+def _arguments(ops: Operands, form: HopperForm) -> tuple[list, list, tuple[int, int, int]]:
+    """The kernel's arrays (parameters, A, B, columns, C, the word table) and scalars before and
+    after the arrays, and the shape of the words it writes [P, threads, words out]."""
+    products, rows, _ = ops.a.shape
+    cols, b_k = ops.b.shape[1], ops.b.shape[2]
+    table, bits = _word_table(form)
+    columns = ops.columns if ops.columns is not None else np.zeros(1, np.uint8)
+    arrays = [np.ascontiguousarray(x) for x in (ops.parameters, ops.a, ops.b, columns, ops.c, table)]
+    scalars = [products, rows, cols, b_k, int(ops.columns is not None), table.shape[0], table.shape[1], bits]
+    return arrays, scalars, (products, form.threads, form.words_out)
+
+
+@cache
+def _word_table(form: HopperForm) -> tuple[np.ndarray, int]:
+    return d_word_elements(form)
+
+
 class GpuReference:
     """`reference_products` on a GPU (compiled by NVRTC once per worker); its copies and launch
     add up in `seconds` as "reference": GPU work of the campaign, like the tensor core's."""
@@ -100,20 +120,20 @@ class GpuReference:
         self.gpu, self.seconds = gpu, seconds
         self.kernel = gpu.load_cubin(compile_cubin(kernel_source(), arch)).get_kernel("reference_products")
 
-    def __call__(self, ops: Operands) -> np.ndarray:
+    def __call__(self, ops: Operands, form: HopperForm) -> np.ndarray:
+        """The words [P, threads, words out] the tensor core's kernel would store for the checker's D."""
         started = time.perf_counter()
         gpu = self.gpu
-        products, rows, k = ops.a.shape
-        cols, b_k = ops.b.shape[1], ops.b.shape[2]
-        columns = ops.columns if ops.columns is not None else np.zeros(1, np.uint8)
-        args = [gpu.to_device(x) for x in (ops.parameters, ops.a, ops.b, columns, ops.c)]
-        out = gpu.empty(ops.c.shape, np.uint32)
-        grid = min(GRID_LIMIT, -(-ops.c.size // THREADS))
-        gpu.launch(self.kernel, grid, THREADS, 0, args[0], np.uint32(products), np.uint32(rows), np.uint32(cols),
-                   args[1], args[2], np.uint32(b_k), args[3], np.uint32(ops.columns is not None), args[4], out)
-        d = gpu.to_host(out)
+        arrays, (products, rows, cols, b_k, sparse, words, per_word, bits), shape = _arguments(ops, form)
+        parameters, a, b, columns, c, table = (gpu.to_device(x) for x in arrays)
+        out = gpu.empty(shape, np.uint32)
+        grid = min(GRID_LIMIT, -(-products * words // THREADS))
+        u32 = np.uint32
+        gpu.launch(self.kernel, grid, THREADS, 0, parameters, u32(products), u32(rows), u32(cols), a, b, u32(b_k), columns,
+                   u32(sparse), c, table, u32(words), u32(per_word), u32(bits), out)
+        result = gpu.to_host(out)
         self.seconds["reference"] += time.perf_counter() - started
-        return d.reshape(ops.c.shape)
+        return result
 
 
 class HostReference:
@@ -124,19 +144,15 @@ class HostReference:
 
         self.library = host_library(kernel_source(), directory or tempfile.mkdtemp(prefix="campaign-checker-"))
 
-    def __call__(self, ops: Operands) -> np.ndarray:
+    def __call__(self, ops: Operands, form: HopperForm) -> np.ndarray:
+        """As `GpuReference`, computed on the CPU."""
         import ctypes
 
-        def ptr(x: np.ndarray):
-            return ctypes.c_void_p(x.ctypes.data)
-
-        products, rows, _ = ops.a.shape
-        cols, b_k = ops.b.shape[1], ops.b.shape[2]
-        columns = ops.columns if ops.columns is not None else np.zeros(1, np.uint8)
-        inputs = [np.ascontiguousarray(x) for x in (ops.parameters, ops.a, ops.b, columns, ops.c)]
-        out = np.empty(ops.c.shape, np.uint32)
+        arrays, (products, rows, cols, b_k, sparse, words, per_word, bits), shape = _arguments(ops, form)
+        parameters, a, b, columns, c, table = (ctypes.c_void_p(x.ctypes.data) for x in arrays)
+        out = np.empty(shape, np.uint32)
         u32 = ctypes.c_uint32
-        self.library.reference_products(ptr(inputs[0]), u32(products), u32(rows), u32(cols), ptr(inputs[1]),
-                                        ptr(inputs[2]), u32(b_k), ptr(inputs[3]), u32(ops.columns is not None),
-                                        ptr(inputs[4]), ptr(out))
+        self.library.reference_products(parameters, u32(products), u32(rows), u32(cols), a, b, u32(b_k), columns,
+                                        u32(sparse), c, table, u32(words), u32(per_word), u32(bits),
+                                        ctypes.c_void_p(out.ctypes.data))
         return out

@@ -1,6 +1,6 @@
 """The campaign's integer-checker reference on the GPU (`GpuReference`, NVRTC): the D it computes
 from the oracle's operands of drawn Hopper programs of every modelled form equals the Python
-model's, bit for bit."""
+model's, bit for bit, in the words the tensor-core kernel stores."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections import Counter
 import numpy as np
 
 from conformance.tools.campaign_checker import GpuReference, operands
+from device.hopper_batch import pack_d
 from oracles.numerics.matmul import evaluate
 from tests.test_campaign_checker import launch_groups
 
@@ -17,8 +18,8 @@ def test_the_gpu_checker_computes_the_models_d(hopper_gpu):
     seconds: Counter = Counter()
     reference = GpuReference(hopper_gpu, "sm_90a", seconds)
     compared = 0
-    for products in launch_groups(12, range(6)):
+    for form, products in launch_groups(12, range(6)):
         ops = operands(products, every=len(products))
-        assert np.array_equal(reference(ops), np.stack(evaluate(products))), (products[0].afmt, products[0].acc)
+        assert np.array_equal(reference(ops, form), pack_d(form, np.stack(evaluate(products)))), (products[0].afmt, products[0].acc)
         compared += ops.inner_products
     assert compared > 10**5 and seconds["reference"] > 0
