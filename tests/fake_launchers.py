@@ -81,8 +81,10 @@ def unusable(index: int) -> Misbehaving:
 
 class WrongChecker(HostOnlyLauncher):
     """The host-only launcher whose checker gets one element of program `program` of every launch
-    group wrong (one bit flipped), while the words it returns carry the right D, as a GPU would:
-    program 0 is in the model's sample, program 1 is not (with a cross-check interval above 1)."""
+    group wrong (one bit flipped), while the words it returns carry the right D, as a GPU would.
+    The first launch group of a chunk starts with the chunk's first program, which the model
+    samples; with 4 data sets per instruction and a cross-check interval of 4, its program 1
+    is not sampled."""
 
     def __init__(self, index: int, program: int):
         super().__init__(index)

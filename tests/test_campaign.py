@@ -183,7 +183,7 @@ needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="the checker'
 @needs_gxx
 def test_the_checker_run_equals_the_model_run(settings):
     """With the integer checker (built for the CPU) computing D, a run counts what the model's run
-    counts and finds nothing; the model evaluated every 3rd program of each launch group."""
+    counts and finds nothing; the model evaluated every 3rd program of each chunk."""
     checker = dataclasses.replace(settings, numerics=tool.CHECKER, cross_check_every=3)
     want = expected_run(settings)
     report = run(checker, "tests.fake_launchers:well", 1)
@@ -191,7 +191,7 @@ def test_the_checker_run_equals_the_model_run(settings):
     for key in ("programs", "inner_products_total", "inner_products", "launches", "mismatches", "errors", "not_run"):
         assert report[key] == model[key], key
     assert report["programs"] == want["programs"] and report["mismatches"] == 0
-    assert report["cross_checked"]["programs"] == sum(-(-len(g) // 3) for g in want["groups"])
+    assert report["cross_checked"]["programs"] == sum(-(-checker.chunk_programs(c) // 3) for c in checker.chunks())
     assert model["cross_checked"]["programs"] == 0
     assert report["stages"]["producers"]["model"]["seconds"] > 0
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from conformance.tools import campaign as tool
-from conformance.tools.campaign_checker import HostReference, disagreement, operands
+from conformance.tools.campaign_checker import HostReference, disagreement, model_sample, operands
 from device.hopper_batch import pack_d
 from device.ptx.kernels import HopperForm, hopper_form
 from oracles.execute import matrix_products
@@ -56,7 +56,7 @@ def test_the_draw_reaches_every_kind_of_product(groups):
 def test_the_checker_kernel_computes_the_models_d_as_the_kernel_stores_it(groups, reference):
     compared = 0
     for form, products in groups:
-        ops = operands(products, every=len(products))
+        ops = operands(products, {})
         words = reference(ops, form)
         assert np.array_equal(words, pack_d(form, np.stack(evaluate(products)))), (products[0].afmt, products[0].acc)
         compared += ops.inner_products
@@ -64,9 +64,13 @@ def test_the_checker_kernel_computes_the_models_d_as_the_kernel_stores_it(groups
 
 
 def test_the_sample_is_every_nth_program_and_a_difference_is_named(groups, reference):
+    """`model_sample` evaluates every N-th product; `disagreement` names a sampled element the
+    checker got wrong, and passes over elements outside the sample."""
     form, products = max(groups, key=lambda g: len(g[1]))
-    ops = operands(products, every=3)
-    assert list(ops.sample) == list(range(0, len(products), 3))
+    sample = model_sample(products, 3)
+    assert sorted(sample) == list(range(0, len(products), 3))
+    ops = operands(products, sample)
+    assert list(ops.sample) == sorted(sample)
     d = np.stack(evaluate(products))
     assert disagreement(ops, form, reference(ops, form), "group") is None
     d[3, 2, 1] ^= 1
@@ -83,7 +87,7 @@ def test_the_exact_profile_has_no_checker_and_falls_back_to_the_model(groups):
     floats = next(programs[i:i + 4] for i in range(0, len(programs), 4) if programs[i].ops[0].dtype == "f32")
     products = matrix_products(floats, "exact")
     with pytest.raises(ValueError, match="truncating datapaths"):
-        operands(products, every=1)
+        operands(products, {})
     form = hopper_form(floats[0])
-    words, ops = tool.expected_of(list(range(4)), products, 1, form)
+    words, ops = tool.expected_of(list(range(4)), products, {}, form)
     assert ops is None and np.array_equal(words, pack_d(form, np.stack(evaluate(products))))

@@ -54,12 +54,12 @@ def add(sub) -> None:
                      help="what computes the expected D's inner products: checker, the integer checker generated from "
                           "the judging profile (oracles/numerics/checker.h), on each GPU beside the tensor core (with "
                           "--host-only on the CPU, built by g++), from the operands the oracle reads, the Python model "
-                          "evaluating a sample of every launch group and the run stopping (exit 3) on any difference; "
+                          "evaluating every --cross-check-every-th program and the run stopping (exit 3) on any difference; "
                           "model, the reference computes every D on the host (default checker with the oracle as the "
                           "reference, and with --host-only g++ on the PATH; else model)")
     cam.add_argument("--cross-check-every", type=count(1, 10**6, "cross-check interval"), default=16, metavar="N",
-                     help="with --numerics checker, the Python model also evaluates every N-th program of each launch "
-                          "group, the first included (default 16)")
+                     help="with --numerics checker, the Python model also evaluates every N-th program of each chunk of "
+                          "200, the first included (default 16)")
     cam.add_argument("--no-batch-oracle", action="store_true",
                      help="the reference observes each program on its own instead of a chunk's programs together (the "
                           "oracle then evaluates one program's inner products per call)")

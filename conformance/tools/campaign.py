@@ -12,8 +12,8 @@ states, default the oracle) observes all of them at once (`expected_states`; the
 their inner products in vectorised batches); CHECKER (the default with the oracle), the oracle
 reads each program's operands (`oracles.execute.matrix_products`: descriptors, layouts,
 fragments, metadata) and the GPU worker computes D from them with the integer checker
-(`campaign_checker`), the Python model evaluating a sample of every launch group in the producer
-and any difference stopping the run; then take each kernel form's cubin from the kernel
+(`campaign_checker`), the Python model evaluating every `cross_check_every`-th program of the
+chunk in the producer and any difference stopping the run; then take each kernel form's cubin from the kernel
 cache (`device.kernel_cache`, assembling the forms it lacks) and pack the programs of each form
 into one launch (`device.hopper_batch.pack`). The prepared chunk goes to a spool file (in
 /dev/shm where there is one); only its name travels to the main process, which hands it to a GPU
@@ -70,7 +70,7 @@ from conformance.core.program import Program, dumps
 from conformance.harness.backends.base import Observation
 from conformance.harness.backends.registry import DEFAULT_REFERENCE
 from conformance.harness.judge import CaseResult, profile_for
-from conformance.tools.campaign_checker import GpuReference, HostReference, Operands, disagreement, operands
+from conformance.tools.campaign_checker import GpuReference, HostReference, Operands, disagreement, model_sample, operands
 from conformance.tools.stages import Stages
 from device.hopper_batch import Batch, pack, pack_d, unpack_d
 from device.kernel_cache import KernelCache
@@ -95,7 +95,7 @@ TARGET = "sm_90a"  # wgmma is sm_90a only (PTX ISA 9.7.15, Target ISA Notes); th
 GPU_LAUNCHER, HOST_ONLY = "gpu", "host-only"
 GPU_STAGES = ("copy_in", "launch", "read_back", "reference")  # the launcher's seconds: the GPU's busy time
 CHECKER, MODEL = "checker", "model"  # what computes the expected D's inner products
-DEFAULT_CROSS_CHECK_EVERY = 16  # with the checker, every 16th program of a launch group is also evaluated by the model
+DEFAULT_CROSS_CHECK_EVERY = 16  # with the checker, every 16th program of a chunk is also evaluated by the model
 
 
 # --- the reference and the verdict: the campaign's only calls into the judge -----------------------
@@ -135,7 +135,7 @@ class Settings:
     count) of the run this process runs, the programs per chunk, the reference and the judging
     profile, and what computes the expected D's inner products: the reference itself (MODEL), or,
     with the oracle as the reference, the integer checker on the GPU from the oracle's operands
-    (CHECKER), the model evaluating every `cross_check_every`-th program of each launch group."""
+    (CHECKER), the model evaluating every `cross_check_every`-th program of each chunk."""
 
     programs: int
     seed: int
@@ -231,16 +231,18 @@ def reference_inputs(programs: Sequence[Program], settings: Settings) -> tuple[l
     return profiles, products
 
 
-def expected_of(members: list[int], made: list, every: int, form: HopperForm) -> tuple[np.ndarray | None, Operands | None]:
+def expected_of(members: list[int], made: list, sample: dict[int, np.ndarray], form: HopperForm
+                ) -> tuple[np.ndarray | None, Operands | None]:
     """A launch group's expected words (its expected D [B, M, N], from the reference's states,
     packed as kernel form `form` stores D), or, with products, the operands the checker computes
-    them from (a sample evaluated by the model); where the checker cannot compute them (e.g. the
-    `exact` profile), the model evaluates them all."""
+    them from (with the model's D of those of its programs in the chunk's `sample`); where the
+    checker cannot compute them (e.g. the `exact` profile), the model evaluates them all
+    (ValueError when it cannot either)."""
     if not isinstance(made[members[0]], MatrixProduct):
         return pack_d(form, np.stack([made[i].state.hopper_d for i in members])), None
     products = [made[i] for i in members]
     try:
-        return None, operands(products, every)
+        return None, operands(products, {j: sample[i] for j, i in enumerate(members) if i in sample})
     except ValueError:
         return pack_d(form, np.stack(evaluate(products))), None
 
@@ -275,6 +277,10 @@ def prepare(chunk: int, settings: Settings, cache: KernelCache, stages: Stages) 
                 errors.append(error_entry(p, str(err), inputs))
     with stages("assemble"):
         cubins = {text: cache.get(text, TARGET) for text in texts}
+    sample: dict[int, np.ndarray] = {}
+    if settings.numerics == CHECKER:
+        with stages("model"):
+            sample = model_sample([m if runnable[i] else None for i, m in enumerate(made)], settings.cross_check_every)
     groups, details = [], []
     for text, members in texts.items():
         group_programs = [programs[i] for i in members]
@@ -285,7 +291,11 @@ def prepare(chunk: int, settings: Settings, cache: KernelCache, stages: Stages) 
                 errors += [error_entry(p, str(err), inputs) for p in group_programs]
                 continue
         with stages("model" if settings.numerics == CHECKER else "reference"):
-            expected, group_operands = expected_of(members, made, settings.cross_check_every, batch.form)
+            try:
+                expected, group_operands = expected_of(members, made, sample, batch.form)
+            except ValueError as err:  # e.g. a profile with no datapath for the group's formats
+                errors += [error_entry(p, str(err), inputs) for p in group_programs]
+                continue
         first = group_programs[0]
         groups.append(Group(text, cubins[text], batch, expected, form_of(first), input_formats(first),
                             first.ops[0].dtype, profiles[members[0]], group_operands))

@@ -5,9 +5,9 @@ from the judging profile's datapath) computes every inner product, on the GPU be
 core (`GpuReference`) or on the CPU through the same kernel source (`HostReference`, g++),
 straight into the words the tensor-core kernel stores (`device.hopper_batch.d_word_elements`).
 
-The Python model stays the reference: in every launch group the producer evaluates a sample of
-programs with it (`Operands.sample`), and the worker compares the checker's D of those programs
-with the model's before judging anything (`disagreement`); a difference stops the run.
+The Python model stays the reference: the producer evaluates every N-th program of a chunk with it
+(`model_sample`, one call of the model per key), and the worker compares the checker's D of those
+programs with the model's before judging anything (`disagreement`); a difference stops the run.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ class Operands:
     """The operand codes of a launch group's programs, stacked: A [P, M, K] (stored elements),
     B [P, N, K_B], C [P, M, N], a sparse A's logical columns [P, M, K] (uint8) or None; the
     checker's parameters; and the sample the Python model evaluated: program indices within
-    the group and their D [S, M, N]."""
+    the group (possibly none) and their D [S, M, N]."""
 
     a: np.ndarray
     b: np.ndarray
@@ -50,10 +50,27 @@ class Operands:
         return int(self.c.size)
 
 
-def operands(products: Sequence[MatrixProduct], every: int) -> Operands:
+def model_sample(products: Sequence[MatrixProduct | None], every: int) -> dict[int, np.ndarray]:
+    """The Python model's D of every `every`-th product (the first included; None entries are
+    passed over), evaluated together (one call of the model per key) as {index: D}; products the
+    model cannot evaluate (a profile with no datapath for their formats) are left out."""
+    by_key: dict[tuple, list[int]] = {}
+    for i in range(0, len(products), every):
+        if products[i] is not None:
+            by_key.setdefault(products[i].key(), []).append(i)
+    sample = {}
+    for members in by_key.values():
+        try:
+            sample.update(zip(members, evaluate([products[i] for i in members])))
+        except ValueError:
+            continue
+    return sample
+
+
+def operands(products: Sequence[MatrixProduct], sample: dict[int, np.ndarray]) -> Operands:
     """The operands of products that share one kernel form (so formats, K, profile and saturation),
-    with the Python model's D of every `every`-th (the first included). ValueError when the
-    checker cannot compute them (e.g. the `exact` profile, which has no truncating datapath)."""
+    with `sample`, the Python model's D of some of them by position. ValueError when the checker
+    cannot compute them (e.g. the `exact` profile, which has no truncating datapath)."""
     first = products[0]
     if any(p.key() != first.key() for p in products):
         raise ValueError("the products of one launch group differ in formats, K, profile or saturation")
@@ -61,11 +78,12 @@ def operands(products: Sequence[MatrixProduct], every: int) -> Operands:
         raise ValueError("the checker computes no block-scaled products")
     parameters = checker.parameters(first.afmt, first.acc, first.a.shape[1], first.profile, b_fmt=first.bfmt,
                                     saturate=first.saturate)
-    sample = np.arange(0, len(products), every)
+    positions = np.array(sorted(sample), dtype=np.int64)
+    m, n = first.c.shape
+    sample_d = np.stack([sample[i] for i in positions]) if positions.size else np.zeros((0, m, n), np.uint32)
     columns = None if first.columns is None else np.stack([p.columns for p in products]).astype(np.uint8)
     return Operands(np.stack([p.a for p in products]).astype(np.uint32), np.stack([p.b for p in products]).astype(np.uint32),
-                    np.stack([p.c for p in products]).astype(np.uint32), columns, parameters, sample,
-                    np.stack(evaluate([products[i] for i in sample])))
+                    np.stack([p.c for p in products]).astype(np.uint32), columns, parameters, positions, sample_d)
 
 
 def disagreement(ops: Operands, form: HopperForm, words: np.ndarray, label: str) -> str | None:
@@ -119,13 +137,22 @@ class GpuReference:
 
         self.gpu, self.seconds = gpu, seconds
         self.kernel = gpu.load_cubin(compile_cubin(kernel_source(), arch)).get_kernel("reference_products")
+        self.constants: dict[bytes, object] = {}  # parameters, word tables: copied once, kept on the GPU
+
+    def constant(self, x: np.ndarray):
+        key = x.dtype.str.encode() + x.tobytes()
+        if key not in self.constants:
+            self.constants[key] = self.gpu.to_device(x)
+        return self.constants[key]
 
     def __call__(self, ops: Operands, form: HopperForm) -> np.ndarray:
         """The words [P, threads, words out] the tensor core's kernel would store for the checker's D."""
         started = time.perf_counter()
         gpu = self.gpu
         arrays, (products, rows, cols, b_k, sparse, words, per_word, bits), shape = _arguments(ops, form)
-        parameters, a, b, columns, c, table = (gpu.to_device(x) for x in arrays)
+        parameters, table = self.constant(arrays[0]), self.constant(arrays[5])
+        a, b, c = (gpu.to_device(x) for x in (arrays[1], arrays[2], arrays[4]))
+        columns = gpu.to_device(arrays[3]) if sparse else self.constant(arrays[3])
         out = gpu.empty(shape, np.uint32)
         grid = min(GRID_LIMIT, -(-products * words // THREADS))
         u32 = np.uint32
