@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from conformance.cli import main
-from conformance.cli.common import EXIT_FAILED, EXIT_NOTHING_RAN, EXIT_OK
+from conformance.cli.common import EXIT_FAILED, EXIT_NOTHING_RAN, EXIT_OK, EXIT_USAGE
 from conformance.harness.diff import diff_states
 from conformance.harness.judge import profile_for
 from conformance.tools import probe
@@ -170,3 +170,35 @@ def test_hopper_probes_the_wgmma_assumptions_and_says_why_not_the_others(tmp_pat
     confirmed = {a for a, v in report["assumptions"].items() if v["verdict"] == probe.CONFIRMED}
     assert confirmed == sm90
     assert all(NOT_HOPPER in v["detail"] for a, v in report["assumptions"].items() if a not in sm90)
+
+
+def test_a_report_dir_in_use_is_refused_before_any_probe_runs(tmp_path, capsys, monkeypatch):
+    """A --report-dir another run holds is refused in one line, exit 2, and no probe is run."""
+    from conformance.harness.report import ReportDir
+
+    def no_probe(*args):
+        raise AssertionError("a probe ran before the report directory was checked")
+
+    monkeypatch.setattr(probe, "run_probes", no_probe)
+    held = ReportDir(str(tmp_path))
+    try:
+        assert main(["probe", "--backend", "oracle", "--report-dir", str(tmp_path)]) == EXIT_USAGE
+    finally:
+        held.close()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--report-dir" in err[0] and "in use by another run" in err[0]
+
+
+def test_reports_and_the_ledger_are_replaced_not_written_through(tmp_path):
+    """probe.json is replaced (a symlink in its place is replaced, not followed) and the ledger
+    file is written whole, with no temporary file left beside it."""
+    outside = tmp_path / "outside.json"
+    outside.write_text("untouched")
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    (reports / "probe.json").symlink_to(outside)
+    ledger = tmp_path / "ledger.md"
+    assert main(["probe", "--backend", "oracle", "--report-dir", str(reports), "--write-ledger", str(ledger)]) == EXIT_OK
+    assert outside.read_text() == "untouched" and not (reports / "probe.json").is_symlink()
+    assert json.loads((reports / "probe.json").read_text())["backend"] == "oracle"
+    assert ledger.read_text().startswith("# ") and sorted(p.name for p in tmp_path.iterdir()) == ["ledger.md", "outside.json", "reports"]

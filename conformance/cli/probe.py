@@ -17,6 +17,7 @@ from conformance.cli.common import (
     output_file,
     output_folder,
     print_json,
+    UsageError,
     seconds,
 )
 from conformance.cli.runs import BACKEND_HELP
@@ -48,6 +49,19 @@ def add(sub) -> None:
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
+    from conformance.harness.report import ReportDir, ReportDirError
+
+    try:  # checked and taken before the first probe runs
+        folder = ReportDir(args.report_dir)
+    except ReportDirError as e:
+        raise UsageError(f"--report-dir: {e}") from None
+    try:
+        return _probe(args, folder)
+    finally:
+        folder.close()
+
+
+def _probe(args: argparse.Namespace, folder) -> int:
     from tabulate import tabulate
 
     from conformance.tools.probe import LEDGER, NOT_RUNNABLE, REFUTED, run_probes, write_ledger, write_outputs
@@ -55,7 +69,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
     report = run_probes(args.backend, args.timeout)
     report["command"] = command_line(args)
     report["machine"] = machine()
-    paths = write_outputs(report, args.report_dir)
+    paths = write_outputs(report, folder)
     if args.json:
         print_json(report)
     else:

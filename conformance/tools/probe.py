@@ -34,6 +34,7 @@ from conformance.core.state import MachineState, NotModelled, UndefinedBehaviour
 from conformance.harness.backends.base import STATE, Observation, observes
 from conformance.harness.diff import diff_states
 from conformance.harness.judge import profile_for
+from conformance.harness.report import ReportDir
 from conformance.harness.runner import Observer, source_revision
 from oracles.execute import run
 from oracles.numerics import probes as numeric_probes
@@ -338,23 +339,18 @@ def write_ledger(report: dict, source: Path, target: str) -> list[str]:
             line = "| " + " | ".join(cells) + " |"
             changed.append(match.group(1))
         lines.append(line)
-    with open(target, "w", encoding="utf-8") as f:
+    temporary = f"{target}.{os.getpid()}.tmp"  # then replaced: a reader sees the old ledger or the new
+    with open(temporary, "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
+    os.replace(temporary, target)
     return changed
 
 
-def write_outputs(report: dict, directory: str) -> list[str]:
-    """probe.json and probe.html in `directory`; the paths."""
+def write_outputs(report: dict, folder: ReportDir) -> list[str]:
+    """probe.json and probe.html in the report directory `folder` (written atomically); the paths."""
     import json
 
     from conformance.harness.report import probe_page
 
-    os.makedirs(directory, exist_ok=True)
-    files = {"probe.json": json.dumps(report, indent=1, sort_keys=True) + "\n", "probe.html": probe_page(report)}
-    paths = []
-    for name, text in files.items():
-        path = os.path.join(directory, name)
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
-        paths.append(path)
-    return paths
+    return [folder.write("probe.json", json.dumps(report, indent=1, sort_keys=True) + "\n"),
+            folder.write("probe.html", probe_page(report))]
