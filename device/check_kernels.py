@@ -9,8 +9,8 @@ the integer checker (`ck_dot`) on every element of D, compares it with the tenso
 bit for bit, counts checked elements and mismatches (atomics), records the first mismatches
 (tile, element, silicon, checker) and keeps checker and silicon values of the sample tiles.
 `reference_products` computes D = A B + C of a batch of matrix products from their operand codes
-(A [P, M, K], B [P, N, K_B], C [P, M, N]; a structured-sparse A's rows select their B elements by
-`columns` [P, M, K]) with the checker, straight into the words the campaign's tensor-core kernel
+(A [P, M, K], B [P, N, K_B], C [P, M, N] in one buffer; a structured-sparse A's rows select their
+B elements by `columns` [P, M, K], bytes after them) with the checker, straight into the words the campaign's tensor-core kernel
 stores (a table gives each word's elements), so that a campaign compares words with words.
 The operand stream and the checker are C headers of other floors (`generators/numeric_stream.h`,
 `oracles/numerics/checker.h`): the caller passes their text to `source`."""
@@ -85,10 +85,12 @@ extern "C" __global__ void check_tiles(const long long* checker, const ns_u64* s
 }
 
 extern "C" __global__ void reference_products(const long long* checker, unsigned products, unsigned rows, unsigned cols,
-                                              const unsigned* a, const unsigned* b, unsigned b_k,
-                                              const unsigned char* columns, unsigned sparse, const unsigned* c,
-                                              const int* word_elements, unsigned words, unsigned per_word,
-                                              unsigned bits, unsigned* out) {
+                                              const unsigned* operands, unsigned b_k, ns_u64 b_at, ns_u64 c_at,
+                                              ns_u64 columns_at, unsigned sparse, const int* word_elements,
+                                              unsigned words, unsigned per_word, unsigned bits, unsigned* out) {
+  // A, B, C and the columns (bytes) in one buffer, at word offsets 0, b_at, c_at and columns_at
+  const unsigned *a = operands, *b = operands + b_at, *c = operands + c_at;
+  const unsigned char* columns = (const unsigned char*)(operands + columns_at);
   ck_params P = ck_from_array(checker);
   const unsigned K = P.k;
   const unsigned mask = bits == 32 ? 0xFFFFFFFFu : (1u << bits) - 1;

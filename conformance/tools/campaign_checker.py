@@ -32,22 +32,55 @@ GRID_LIMIT = 132 * 16  # CTAs of a reference launch (H100: 132 SMs)
 
 @dataclass(frozen=True)
 class Operands:
-    """The operand codes of a launch group's programs, stacked: A [P, M, K] (stored elements),
-    B [P, N, K_B], C [P, M, N], a sparse A's logical columns [P, M, K] (uint8) or None; the
-    checker's parameters; and the sample the Python model evaluated: program indices within
-    the group (possibly none) and their D [S, M, N]."""
+    """The operand codes of a launch group's programs, in one uint32 buffer (one copy to the GPU):
+    A [P, M, K] (stored elements), B [P, N, K_B], C [P, M, N], then a sparse A's logical columns
+    [P, M, K] (bytes, four to a word); `shape` is (P, M, N, K, K_B). Also the checker's parameters,
+    and the sample the Python model evaluated: program indices within the group (possibly none)
+    and their D [S, M, N]."""
 
-    a: np.ndarray
-    b: np.ndarray
-    c: np.ndarray
-    columns: np.ndarray | None
+    words: np.ndarray
+    shape: tuple[int, int, int, int, int]
+    sparse: bool
     parameters: np.ndarray
     sample: np.ndarray
     sample_d: np.ndarray
 
     @property
+    def offsets(self) -> tuple[int, int, int]:
+        """Where B, C and the columns start in `words`."""
+        p, m, n, k, k_b = self.shape
+        b_at = p * m * k
+        c_at = b_at + p * n * k_b
+        return b_at, c_at, c_at + p * m * n
+
+    @property
+    def a(self) -> np.ndarray:
+        p, m, _, k, _ = self.shape
+        return self.words[:p * m * k].reshape(p, m, k)
+
+    @property
+    def b(self) -> np.ndarray:
+        p, _, n, _, k_b = self.shape
+        b_at, c_at, _ = self.offsets
+        return self.words[b_at:c_at].reshape(p, n, k_b)
+
+    @property
+    def c(self) -> np.ndarray:
+        p, m, n, _, _ = self.shape
+        _, c_at, columns_at = self.offsets
+        return self.words[c_at:columns_at].reshape(p, m, n)
+
+    @property
+    def columns(self) -> np.ndarray | None:
+        if not self.sparse:
+            return None
+        p, m, _, k, _ = self.shape
+        return self.words[self.offsets[2]:].view(np.uint8)[:p * m * k].reshape(p, m, k)
+
+    @property
     def inner_products(self) -> int:
-        return int(self.c.size)
+        p, m, n, _, _ = self.shape
+        return p * m * n
 
 
 def model_sample(products: Sequence[MatrixProduct | None], every: int) -> dict[int, np.ndarray]:
@@ -79,11 +112,14 @@ def operands(products: Sequence[MatrixProduct], sample: dict[int, np.ndarray]) -
     parameters = checker.parameters(first.afmt, first.acc, first.a.shape[1], first.profile, b_fmt=first.bfmt,
                                     saturate=first.saturate)
     positions = np.array(sorted(sample), dtype=np.int64)
-    m, n = first.c.shape
+    (m, k), (n, k_b) = first.a.shape, first.b.shape
     sample_d = np.stack([sample[i] for i in positions]) if positions.size else np.zeros((0, m, n), np.uint32)
-    columns = None if first.columns is None else np.stack([p.columns for p in products]).astype(np.uint8)
-    return Operands(np.stack([p.a for p in products]).astype(np.uint32), np.stack([p.b for p in products]).astype(np.uint32),
-                    np.stack([p.c for p in products]).astype(np.uint32), columns, parameters, positions, sample_d)
+    parts = [np.stack([getattr(p, name) for p in products]).astype(np.uint32).ravel() for name in "abc"]
+    if first.columns is not None:
+        columns = np.stack([p.columns for p in products]).astype(np.uint8).ravel()
+        parts.append(np.pad(columns, (0, -columns.size % 4)).view(np.uint32))
+    return Operands(np.concatenate(parts), (len(products), m, n, k, k_b), first.columns is not None, parameters,
+                    positions, sample_d)
 
 
 def disagreement(ops: Operands, form: HopperForm, words: np.ndarray, label: str) -> str | None:
@@ -111,16 +147,11 @@ def kernel_source() -> str:
     return source(numeric_stream.C_SOURCE.read_text(), checker.C_SOURCE.read_text())
 
 
-def _arguments(ops: Operands, form: HopperForm) -> tuple[list, list, tuple[int, int, int]]:
-    """The kernel's arrays (parameters, A, B, columns, C, the word table) and scalars before and
-    after the arrays, and the shape of the words it writes [P, threads, words out]."""
-    products, rows, _ = ops.a.shape
-    cols, b_k = ops.b.shape[1], ops.b.shape[2]
-    table, bits = _word_table(form)
-    columns = ops.columns if ops.columns is not None else np.zeros(1, np.uint8)
-    arrays = [np.ascontiguousarray(x) for x in (ops.parameters, ops.a, ops.b, columns, ops.c, table)]
-    scalars = [products, rows, cols, b_k, int(ops.columns is not None), table.shape[0], table.shape[1], bits]
-    return arrays, scalars, (products, form.threads, form.words_out)
+def _scalars(ops: Operands, table: np.ndarray, bits: int) -> list[int]:
+    """The kernel's scalar arguments, in order: P, M, N, K_B, B's, C's and the columns' offsets,
+    sparse, words per program, elements per word, bits per element."""
+    products, rows, cols, _, b_k = ops.shape
+    return [products, rows, cols, b_k, *ops.offsets, int(ops.sparse), table.shape[0], table.shape[1], bits]
 
 
 @cache
@@ -149,15 +180,15 @@ class GpuReference:
         """The words [P, threads, words out] the tensor core's kernel would store for the checker's D."""
         started = time.perf_counter()
         gpu = self.gpu
-        arrays, (products, rows, cols, b_k, sparse, words, per_word, bits), shape = _arguments(ops, form)
-        parameters, table = self.constant(arrays[0]), self.constant(arrays[5])
-        a, b, c = (gpu.to_device(x) for x in (arrays[1], arrays[2], arrays[4]))
-        columns = gpu.to_device(arrays[3]) if sparse else self.constant(arrays[3])
-        out = gpu.empty(shape, np.uint32)
-        grid = min(GRID_LIMIT, -(-products * words // THREADS))
-        u32 = np.uint32
-        gpu.launch(self.kernel, grid, THREADS, 0, parameters, u32(products), u32(rows), u32(cols), a, b, u32(b_k), columns,
-                   u32(sparse), c, table, u32(words), u32(per_word), u32(bits), out)
+        table, bits = _word_table(form)
+        parameters, table_on_gpu = self.constant(ops.parameters), self.constant(table)
+        words = gpu.to_device(ops.words)
+        out = gpu.empty((ops.shape[0], form.threads, form.words_out), np.uint32)
+        grid = min(GRID_LIMIT, -(-out.shape[0] * table.shape[0] // THREADS))
+        p, m, n, b_k, b_at, c_at, columns_at, sparse, per_program, per_word, bits = _scalars(ops, table, bits)
+        u32, u64 = np.uint32, np.uint64
+        gpu.launch(self.kernel, grid, THREADS, 0, parameters, u32(p), u32(m), u32(n), words, u32(b_k), u64(b_at), u64(c_at),
+                   u64(columns_at), u32(sparse), table_on_gpu, u32(per_program), u32(per_word), u32(bits), out)
         result = gpu.to_host(out)
         self.seconds["reference"] += time.perf_counter() - started
         return result
@@ -175,11 +206,13 @@ class HostReference:
         """As `GpuReference`, computed on the CPU."""
         import ctypes
 
-        arrays, (products, rows, cols, b_k, sparse, words, per_word, bits), shape = _arguments(ops, form)
-        parameters, a, b, columns, c, table = (ctypes.c_void_p(x.ctypes.data) for x in arrays)
-        out = np.empty(shape, np.uint32)
-        u32 = ctypes.c_uint32
-        self.library.reference_products(parameters, u32(products), u32(rows), u32(cols), a, b, u32(b_k), columns,
-                                        u32(sparse), c, table, u32(words), u32(per_word), u32(bits),
-                                        ctypes.c_void_p(out.ctypes.data))
+        table, bits = _word_table(form)
+        arrays = [np.ascontiguousarray(x) for x in (ops.parameters, ops.words, table)]
+        parameters, words, table_at = (ctypes.c_void_p(x.ctypes.data) for x in arrays)
+        out = np.empty((ops.shape[0], form.threads, form.words_out), np.uint32)
+        p, m, n, b_k, b_at, c_at, columns_at, sparse, per_program, per_word, bits = _scalars(ops, table, bits)
+        u32, u64 = ctypes.c_uint32, ctypes.c_uint64
+        self.library.reference_products(parameters, u32(p), u32(m), u32(n), words, u32(b_k), u64(b_at), u64(c_at),
+                                        u64(columns_at), u32(sparse), table_at, u32(per_program), u32(per_word),
+                                        u32(bits), ctypes.c_void_p(out.ctypes.data))
         return out
