@@ -213,3 +213,18 @@ def test_a_wrong_checker_stops_the_run(settings, launcher, message):
     program outside the sample shows as a mismatch the model then clears, and is caught too."""
     with pytest.raises(CrossCheckError, match=message):
         run(dataclasses.replace(settings, numerics=tool.CHECKER, cross_check_every=4), f"tests.fake_launchers:{launcher}", 1)
+
+
+def test_spool_files_give_back_what_was_written_with_arrays_mapped_read_only(tmp_path):
+    """A prepared chunk's arrays come back equal, as read-only views of the mapped file (no copy),
+    which outlive the file; objects and non-contiguous arrays come back too."""
+    value = {"words": np.arange(1000, dtype=np.uint32).reshape(10, 100), "strided": np.arange(9, dtype=np.uint64)[::2],
+             "bytes": [np.full(7, 3, np.uint8), "a label", (1, 2.5)]}
+    path = str(tmp_path / "chunk")
+    tool.write_pickle(path, value)
+    back = tool.read_pickle(path)
+    (tmp_path / "chunk").unlink()
+    assert np.array_equal(back["words"], value["words"]) and not back["words"].flags.writeable
+    assert np.array_equal(back["strided"], value["strided"]) and np.array_equal(back["bytes"][0], value["bytes"][0])
+    assert back["bytes"][1:] == ["a label", (1, 2.5)]
+    assert back["words"].ctypes.data % tool.SPOOL_ALIGN == 0

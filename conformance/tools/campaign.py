@@ -51,6 +51,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib
+import mmap
 import multiprocessing
 import os
 import pickle
@@ -311,15 +312,44 @@ def spool_files(spool: str, chunk: int) -> tuple[str, str]:
     return path + ".launches.pickle", path + ".programs.pickle"
 
 
+SPOOL_ALIGN = 64  # bytes: where each array's data starts in a spool file
+
+
 def write_pickle(path: str, value: object) -> None:
+    """`value` pickled with its arrays' data out of band (pickle protocol 5), each array's bytes
+    written raw after the pickle, aligned, so that `read_pickle` maps them instead of copying:
+    header (pickle length, array count, each array's offset and length), pickle, arrays."""
+    buffers: list[pickle.PickleBuffer] = []
+    meta = pickle.dumps(value, protocol=5, buffer_callback=buffers.append)
+    views = [b.raw() for b in buffers]
+    header_size = 16 + 16 * len(views)
+    offset = -(-(header_size + len(meta)) // SPOOL_ALIGN) * SPOOL_ALIGN
+    placed = []
+    for view in views:
+        placed.append((offset, view.nbytes))
+        offset += -(-view.nbytes // SPOOL_ALIGN) * SPOOL_ALIGN
+    header = np.array([len(meta), len(views), *(x for pair in placed for x in pair)], dtype="<u8").tobytes()
     with open(path + ".tmp", "wb") as f:
-        pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
+        f.write(header)
+        f.write(meta)
+        for (at, _), view in zip(placed, views):
+            f.seek(at)
+            f.write(view)
+        f.truncate(offset)
     os.replace(path + ".tmp", path)
 
 
 def read_pickle(path: str):
+    """What `write_pickle` wrote, its arrays read-only views of the file mapped in memory (they
+    keep the mapping alive; the file may go meanwhile)."""
     with open(path, "rb") as f:
-        return pickle.load(f)
+        mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    whole = memoryview(mapped)
+    meta_size, count = np.frombuffer(whole[:16], "<u8")
+    placed = np.frombuffer(whole[16:16 + 16 * int(count)], "<u8").reshape(-1, 2)
+    start = 16 + 16 * int(count)
+    buffers = [whole[int(at):int(at) + int(size)] for at, size in placed]
+    return pickle.loads(whole[start:start + int(meta_size)], buffers=buffers)
 
 
 def producer(settings: Settings, tasks, slots, spool: str, pipe) -> None:
