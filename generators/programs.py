@@ -8,6 +8,7 @@ every element the MMA reads (`generators.operand_images`).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Callable
 
 import numpy as np
@@ -275,12 +276,19 @@ def _compressed(codes: dict, rng: np.random.Generator, fragment, op, inputs: str
 
 def _hopper_op(draw, target: str, forms: str) -> WgmmaMma | MmaSp:
     """A wgmma or mma.sp instruction of `forms` (see `hopper_programs`)."""
+    return draw(_hopper_ops(target, forms))
+
+
+# One strategy per target and forms, built once: Hypothesis validates a strategy object the first
+# time it is drawn from, which cost as much as the draw itself when every instruction built its own.
+@functools.lru_cache(maxsize=16)
+def _hopper_ops(target: str, forms: str) -> st.SearchStrategy[WgmmaMma | MmaSp]:
     if forms == "modelled":
-        return draw(st.one_of(legal.wgmma(target, reach="compact", sparse=False),
-                              legal.wgmma(target, reach="compact", sparse=True, a_in_registers=False),
-                              legal.mma_sp(target).filter(lambda o: hopper_isa.mma_sp_family(o.atype) != "i4"
-                                                          and (o.atype == o.btype or hopper_isa.mma_sp_family(o.atype) != "f8"))))
-    return draw(st.one_of(legal.wgmma(target, reach="compact"), legal.mma_sp(target)))
+        return st.one_of(legal.wgmma(target, reach="compact", sparse=False),
+                         legal.wgmma(target, reach="compact", sparse=True, a_in_registers=False),
+                         legal.mma_sp(target).filter(lambda o: hopper_isa.mma_sp_family(o.atype) != "i4"
+                                                     and (o.atype == o.btype or hopper_isa.mma_sp_family(o.atype) != "f8")))
+    return st.one_of(legal.wgmma(target, reach="compact"), legal.mma_sp(target))
 
 
 @st.composite
