@@ -59,13 +59,13 @@ def pack(programs: Sequence[Program]) -> Batch:
     form = hopper_form(programs[0])
     size = max(smem_bytes(p) for p in programs)
     images = np.zeros((len(programs), size), np.uint8)
-    control = np.zeros((len(programs), HOPPER_CONTROL_BYTES), np.uint8)
     for i, p in enumerate(programs):
         for segment in p.smem:
             images[i, segment.offset:segment.offset + len(segment.data)] = np.frombuffer(segment.data, np.uint8)
-        q = p.ops[0]
-        control[i, :16] = np.array([getattr(q, "a_desc", 0), getattr(q, "b_desc", 0)], "<u8").view(np.uint8)
-        control[i, 16:20] = np.array([int(getattr(q, "scale_d", True))], "<u4").view(np.uint8)
+    ops = [p.ops[0] for p in programs]
+    control = np.zeros((len(programs), HOPPER_CONTROL_BYTES), np.uint8)
+    control[:, :16] = np.array([(getattr(q, "a_desc", 0), getattr(q, "b_desc", 0)) for q in ops], "<u8").view(np.uint8)
+    control[:, 16:20] = np.array([[int(getattr(q, "scale_d", True))] for q in ops], "<u4").view(np.uint8)
 
     def matrices(name: str, shape: tuple[int, int]) -> np.ndarray:
         return np.stack([m if (m := p.matrix(name)) is not None else np.zeros(shape, np.uint32) for p in programs])

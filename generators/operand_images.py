@@ -41,6 +41,13 @@ def write_bits(image: np.ndarray, bit_addresses: np.ndarray, codes: np.ndarray, 
     """Write `bits`-wide little-endian fields into a uint8 image at bit addresses (in order; a
     later field wins where two overlap)."""
     addresses, codes = bit_addresses.ravel(), codes.ravel().astype(np.uint64)
+    size = bits // 8
+    if (bits in (8, 16, 32) and image.ndim == 1 and image.flags.c_contiguous and image.size % size == 0
+            and not (addresses % bits).any()):
+        # whole words at addresses aligned to their size (every wgmma operand): one store of
+        # the image viewed as words does what the byte loop below does, a later field still winning
+        image.view(f"<u{size}")[addresses // bits] = codes.astype(f"<u{size}")
+        return
     if bits % 8 == 0 and not (addresses & 7).any():
         for i in range(bits // 8):
             image[(addresses >> 3) + i] = ((codes >> np.uint64(8 * i)) & np.uint64(0xFF)).astype(np.uint8)

@@ -8,6 +8,7 @@ every element the MMA reads (`generators.operand_images`).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Callable
 
 import numpy as np
@@ -36,6 +37,7 @@ from conformance.core.layouts.tmem import (
     split_lanes,
 )
 from conformance.core.legality import check, undefined_behaviour
+from conformance.core.memo import frozen, memo
 from conformance.core.program import SMEM_BYTES, MatrixImage, Program, SmemSegment, TmemRegion
 from generators import instructions as legal
 from generators import numeric_vectors
@@ -227,6 +229,17 @@ def _discriminating_operands(rng: np.random.Generator, op: WgmmaMma | MmaSp, k: 
 METADATA_NIBBLES = {16: (0b0100, 0b1000, 0b1100, 0b1001, 0b1101, 0b1110), 32: (0b0100, 0b1110)}
 
 
+# A few metadata fragments, the same for every sparse program of a form.
+@memo(maxsize=64)
+def _metadata_packing(fragment, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Where each thread's metadata values lie in the rows x K fields, as flat indices [threads,
+    values], and each value's weight in its word (1 << its bit offset, int64 [values]): a thread's
+    word is its fields at those cells times the weights (the fields do not overlap). Read-only."""
+    rows, cols = fragment.elements()
+    offsets = 32 // fragment.value_count * np.arange(fragment.value_count, dtype=np.int64)
+    return frozen(rows * k + cols), frozen(np.int64(1) << offsets)
+
+
 def _sparse_metadata(rng: np.random.Generator, fragment, bits: int, k: int, selector: int) -> tuple[np.ndarray, np.ndarray]:
     """Each thread's metadata word for a sparse MMA whose metadata register layout is `fragment`
     (rows x K logical columns), and the logical column of every stored A element [rows, K / 2]
@@ -241,10 +254,8 @@ def _sparse_metadata(rng: np.random.Generator, fragment, bits: int, k: int, sele
         fields = ((nibbles[..., None] >> np.arange(4)) & 1).reshape(m, k)
         pairs = np.stack([nibbles & 3, nibbles >> 2], axis=-1)
         positions = (4 * np.arange(k // 4)[:, None] + pairs).reshape(m, k // 2)
-    rows, cols = fragment.elements()
-    per = 32 // fragment.value_count
-    words = (fields[rows, cols].astype(np.uint64) << (per * np.arange(fragment.value_count, dtype=np.uint64))).sum(axis=1)
-    words = words.astype(np.uint32)
+    cells, weights = _metadata_packing(fragment, k)
+    words = (fields.reshape(-1)[cells] @ weights).astype(np.uint32)
     ignored = ~selected_threads(fragment, selector)
     words[ignored] = rng.integers(0, 2**32, int(ignored.sum()), dtype=np.uint32)
     return words, positions
@@ -275,12 +286,19 @@ def _compressed(codes: dict, rng: np.random.Generator, fragment, op, inputs: str
 
 def _hopper_op(draw, target: str, forms: str) -> WgmmaMma | MmaSp:
     """A wgmma or mma.sp instruction of `forms` (see `hopper_programs`)."""
+    return draw(_hopper_ops(target, forms))
+
+
+# One strategy per target and forms, built once: Hypothesis validates a strategy object the first
+# time it is drawn from, which cost as much as the draw itself when every instruction built its own.
+@functools.lru_cache(maxsize=16)
+def _hopper_ops(target: str, forms: str) -> st.SearchStrategy[WgmmaMma | MmaSp]:
     if forms == "modelled":
-        return draw(st.one_of(legal.wgmma(target, reach="compact", sparse=False),
-                              legal.wgmma(target, reach="compact", sparse=True, a_in_registers=False),
-                              legal.mma_sp(target).filter(lambda o: hopper_isa.mma_sp_family(o.atype) != "i4"
-                                                          and (o.atype == o.btype or hopper_isa.mma_sp_family(o.atype) != "f8"))))
-    return draw(st.one_of(legal.wgmma(target, reach="compact"), legal.mma_sp(target)))
+        return st.one_of(legal.wgmma(target, reach="compact", sparse=False),
+                         legal.wgmma(target, reach="compact", sparse=True, a_in_registers=False),
+                         legal.mma_sp(target).filter(lambda o: hopper_isa.mma_sp_family(o.atype) != "i4"
+                                                     and (o.atype == o.btype or hopper_isa.mma_sp_family(o.atype) != "f8")))
+    return st.one_of(legal.wgmma(target, reach="compact"), legal.mma_sp(target))
 
 
 @st.composite

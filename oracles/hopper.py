@@ -22,6 +22,7 @@ from conformance.core.isa import mma as tcgen05_isa
 from conformance.core.isa.fragments import WGMMA_METADATA, Fragment, mma_sp_fragments, selected_threads
 from conformance.core.layouts.smem import storage_for
 from conformance.core.legality import check
+from conformance.core.memo import frozen, memo
 from oracles.numerics.matmul import MatrixProduct
 from oracles.numerics.profiles import for_instruction
 from conformance.core.layouts.operands import gather
@@ -36,9 +37,17 @@ HOPPER_TARGET = "sm_90a"  # has both families, so the rules above are checked
 
 def _require_defined(op: WgmmaMma | MmaSp) -> None:
     """UndefinedBehaviour when `op`'s types or shape are a combination the ISA does not define."""
-    broken = [v for v in check(op, HOPPER_TARGET) if v.rule in DEFINING_RULES]
+    broken = _defining_rule_broken(op)
     if broken:
-        raise UndefinedBehaviour(f"{op.OP} has no defined behaviour: {broken[0]}")
+        raise UndefinedBehaviour(f"{op.OP} has no defined behaviour: {broken}")
+
+
+# The legality check is the same for every data set of an instruction (a campaign chunk holds
+# 200 / data sets instructions).
+@memo(maxsize=256)
+def _defining_rule_broken(op: WgmmaMma | MmaSp) -> str:
+    """The first rule of DEFINING_RULES `op` breaks, as text ("" when none)."""
+    return next((str(v) for v in check(op, HOPPER_TARGET) if v.rule in DEFINING_RULES), "")
 
 
 def _matrix(state: OracleState, name: str, shape: tuple[int, int]) -> np.ndarray | None:
@@ -60,18 +69,28 @@ def sparse_positions(e_words: np.ndarray, bits: int, k_logical: int, selector: i
     of tf32 elements counted in 16-bit halves (1:2: 0b0100 = the first, 0b1110 = the second),
     PTX ISA 9.7.15.5.1 (sparse wgmma); which thread holds which bits is `WGMMA_METADATA`."""
     fragment = fragment or WGMMA_METADATA[bits]
-    rows, cols = fragment.elements()
-    per = 32 // fragment.value_count
-    fields = (e_words.astype(np.int64)[:, None] >> (per * np.arange(fragment.value_count))) & ((1 << per) - 1)
-    chosen = selected_threads(fragment, selector)
+    chosen, rows, cols, shifts = _metadata_reads(fragment, selector)
+    fields = (e_words[chosen].astype(np.int64)[:, None] >> shifts) & ((1 << (32 // fragment.value_count)) - 1)
     meta = np.zeros((fragment.rows, k_logical), np.int64)
-    meta[rows[chosen], cols[chosen]] = fields[chosen]
+    meta[rows, cols] = fields
     if bits == 32:
         first = meta[:, 0::2] & 3  # index of the first half of the stored element
         return 2 * np.arange(k_logical // 2) + (first >> 1)
     nibble = meta[:, 0::4] | meta[:, 1::4] << 1 | meta[:, 2::4] << 2 | meta[:, 3::4] << 3
     index = np.stack([nibble & 3, nibble >> 2], axis=-1)
     return (4 * np.arange(k_logical // 4)[:, None] + index).reshape(fragment.rows, k_logical // 2)
+
+
+# A few fragments and two selectors: the same for every sparse program of a form.
+@memo(maxsize=64)
+def _metadata_reads(fragment: Fragment, selector: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """What `sparse_positions` reads of the metadata registers laid out as `fragment`: the threads
+    the selector picks (bool [threads]), the (row, column) of each of their values (each
+    [picked threads, values]) and each value's shift in its word ([values]); read-only."""
+    rows, cols = fragment.elements()
+    chosen = selected_threads(fragment, selector)
+    shifts = 32 // fragment.value_count * np.arange(fragment.value_count)
+    return chosen, frozen(rows[chosen]), frozen(cols[chosen]), frozen(shifts)
 
 
 def mma_sp(state: OracleState, op: MmaSp, profile: str) -> MatrixProduct:

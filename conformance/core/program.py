@@ -17,7 +17,7 @@ import json
 import types
 import typing
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -124,9 +124,10 @@ def instruction_to_json(instr: Instruction) -> dict:
     return out
 
 
-def to_json(p: Program) -> dict:
+def to_json(p: Program, blob: Callable[[bytes], str] = _b64) -> dict:
     """The program as a JSON-able dict (the `meta` annotations are not part of the value;
-    `matrices` appears only when the program has some, so older programs keep their ids)."""
+    `matrices` appears only when the program has some, so older programs keep their ids); `blob`
+    writes each memory image and matrix (its "base64" field)."""
     out = {
         "schema": SCHEMA,
         "label": p.label,
@@ -134,16 +135,16 @@ def to_json(p: Program) -> dict:
         "profile": p.profile,
         "ctas": p.ctas,
         "tmem_columns": p.tmem_columns,
-        "smem": [{"cta": s.cta, "offset": s.offset, "base64": _b64(s.data)} for s in p.smem],
+        "smem": [{"cta": s.cta, "offset": s.offset, "base64": blob(s.data)} for s in p.smem],
         "tmem": [
             {"cta": r.cta, "lane": r.lane, "column": r.column, "lanes": r.lanes,
-             "columns": r.columns, "base64": _b64(r.words)}
+             "columns": r.columns, "base64": blob(r.words)}
             for r in p.tmem
         ],
         "ops": [instruction_to_json(i) for i in p.ops],
     }
     if p.matrices:
-        out["matrices"] = [{"name": m.name, "rows": m.rows, "columns": m.columns, "base64": _b64(m.words)}
+        out["matrices"] = [{"name": m.name, "rows": m.rows, "columns": m.columns, "base64": blob(m.words)}
                            for m in p.matrices]
     return out
 
@@ -153,11 +154,27 @@ def canonical_json(p: Program) -> str:
     return json.dumps(to_json(p), sort_keys=True, separators=(",", ":"))
 
 
+_BLOB_FIELD = '"base64":""'  # an image or matrix field written empty, as `case_id` writes the JSON
+
+
 def case_id(p: Program) -> str:
-    """The first 16 hex digits of the SHA-256 of the canonical JSON, minus the label."""
-    body = to_json(p)
+    """The first 16 hex digits of the SHA-256 of the canonical JSON, minus the label.
+
+    The JSON is hashed in pieces: written with every "base64" field empty, and each field's
+    base64 text hashed where it goes. Base64 holds no character JSON escapes, so these are the
+    canonical JSON's bytes, without `json.dumps` scanning the images (most of a program's JSON:
+    that scan was most of the time a campaign spent on case ids). The fields come in the order
+    sorted keys write them: the matrices, then the shared-memory segments, then the TMEM regions
+    ("base64" first in each); no other text can read `"base64":""` (a string's quotes are escaped)."""
+    body = to_json(p, blob=lambda data: "")
     body.pop("label")
-    digest = hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode())
+    pieces = json.dumps(body, sort_keys=True, separators=(",", ":")).split(_BLOB_FIELD)
+    blobs = [m.words for m in p.matrices] + [s.data for s in p.smem] + [r.words for r in p.tmem]
+    digest = hashlib.sha256(pieces[0].encode())
+    for data, piece in zip(blobs, pieces[1:], strict=True):
+        digest.update(b'"base64":"')
+        digest.update(base64.b64encode(data))
+        digest.update(b'"' + piece.encode())
     return digest.hexdigest()[:16]
 
 

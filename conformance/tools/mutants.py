@@ -6,7 +6,8 @@ swapped, an exponent bias off by one, a data-path lane offset wrong ...) at the 
 it. `Mutant.applied()` patches the running oracle in-process and restores it on exit: a function
 is rebound in every oracle module that holds it (so `from x import f` copies are patched too),
 a table entry is replaced in place (so every holder of the table sees it), and the decoding
-caches of the numeric model are cleared on entry and exit.
+caches of the numeric model and the cached layouts (`conformance.core.memo`) are cleared on entry
+and exit.
 
 `conformance.tools.mutation_suite` runs the default CI suite against every mutant
 (`tcgen05-conformance mutants`); simulator adapters use `MUTANTS[name].applied()` to check that
@@ -103,10 +104,12 @@ def swap(module: str, table: str, first: Any, second: Any) -> Patch:
     return apply
 
 
-def _clear_numeric_caches() -> None:
-    """Drop the decoding tables the numeric model caches per format name."""
+def _clear_caches() -> None:
+    """Drop the decoding tables the numeric model caches per format name, and the layouts,
+    fragments and decoded descriptors cached for the instructions seen (`conformance.core.memo`)."""
     _module("conformance.core.formats")._table.cache_clear()
     _module("oracles.numerics.model")._fast_table.cache_clear()
+    _module("conformance.core.memo").clear()
 
 
 @dataclass(frozen=True)
@@ -126,11 +129,11 @@ class Mutant:
     def applied(self) -> Iterator[None]:
         """The oracle with this bug, restored on exit (also when the body raises)."""
         with ExitStack() as stack:
-            _clear_numeric_caches()
-            stack.callback(_clear_numeric_caches)
+            _clear_caches()
+            stack.callback(_clear_caches)
             for patch in self.patches:
                 stack.callback(patch())
-            _clear_numeric_caches()
+            _clear_caches()
             yield
 
 

@@ -41,6 +41,7 @@ from conformance.core.instructions import (
 )
 from conformance.core.isa import data_movement as dm
 from conformance.core.isa.targets import PTX_VERSION
+from conformance.core.memo import memo
 from conformance.core.program import Program, instruction_to_json
 from conformance.core.ptx.render import (
     REGISTER_DECLARATIONS,
@@ -320,16 +321,21 @@ def hopper_form(p: Program) -> HopperForm:
     """The batched-kernel form of a Hopper program (exactly one wgmma.mma_async or mma.sp)."""
     if len(p.ops) != 1 or not isinstance(p.ops[0], (WgmmaMma, MmaSp)):
         raise UnsupportedProgram("a Hopper program holds exactly one wgmma.mma_async or mma.sp")
-    op = p.ops[0]
+    return _hopper_form(p.target, p.ops[0])
+
+
+# Every data set of an instruction has its form (a campaign chunk holds 200 / data sets instructions).
+@memo(maxsize=256)
+def _hopper_form(target: str, op: WgmmaMma | MmaSp) -> HopperForm:
     if isinstance(op, WgmmaMma):
         d_count = max(1, op.n // 4) if op.dtype == "f16" else max(1, op.n // 2)
         acc = ("%rh" if op.dtype == "f16" else "%sc" if op.dtype == "s32" else "%fc", d_count)
         inputs = ((("%ra", 4),) if op.a_in_registers else ()) + (acc,)
         op = dataclasses.replace(op, a_desc=0, b_desc=0, scale_d=True)
-        return HopperForm(p.target, op, THREADS, inputs, (acc,))
+        return HopperForm(target, op, THREADS, inputs, (acc,))
     a, b, cd = mma_sp_fragment_registers(op)
     acc = ({"f16": "%rh", "s32": "%sc"}.get(op.ctype, "%fc"), cd)
-    return HopperForm(p.target, dataclasses.replace(op, metadata=0), 32, (("%ra", a), ("%rb", b), acc), (acc,))
+    return HopperForm(target, dataclasses.replace(op, metadata=0), 32, (("%ra", a), ("%rb", b), acc), (acc,))
 
 
 HOPPER_REGISTERS = frozenset({"a_desc", "b_desc", "scale_d"})  # loaded from the control record
@@ -350,7 +356,12 @@ def hopper_kernel(form: HopperForm | Program) -> str:
     descriptors, whose start addresses are offsets into the image (relocated to the image's
     shared-memory address here), and scale-d; thread t of CTA i loads `words_in` words at
     registers + 4 (i * threads + t) * words_in and stores `words_out` at the same place in out."""
-    form = form if isinstance(form, HopperForm) else hopper_form(form)
+    return _hopper_kernel(form if isinstance(form, HopperForm) else hopper_form(form))
+
+
+# The forms of a campaign chunk: every data set of an instruction asks for its kernel.
+@memo(maxsize=256)
+def _hopper_kernel(form: HopperForm) -> str:
     op, threads = form.op, form.threads
     if isinstance(op, WgmmaMma):
         fence = "  wgmma.fence.sync.aligned;"

@@ -12,6 +12,7 @@ from conformance.core.isa.swizzle import (
     SWIZZLE_BY_TCGEN05_CODE,
     SWIZZLE_MODES,
 )
+from conformance.core.memo import memo
 
 VARIANTS = ("tcgen05", "sm90")
 ADDRESS_LIMIT = 1 << 18  # matrix-descriptor-encode(x) = (x & 0x3FFFF) >> 4
@@ -104,7 +105,15 @@ def encode(d: SmemDescriptor, variant: str = "tcgen05") -> int:
 
 
 def decode(word: int, variant: str = "tcgen05") -> SmemDescriptor:
-    """The meaning of a 64-bit descriptor word; invalid swizzle codes decode to "?<code>"."""
+    """The meaning of a 64-bit descriptor word; invalid swizzle codes decode to "?<code>" (decoded
+    once for every data set of an instruction: `_decode`)."""
+    return _decode(word, variant)
+
+
+# Two descriptors per instruction of a campaign chunk (200 / data sets of them), decoded by the
+# generator and then by the oracle: 512 covers a chunk of one data set per instruction.
+@memo(maxsize=512)
+def _decode(word: int, variant: str) -> SmemDescriptor:
     layout = _variant(variant)
     f = layout.unpack(word)
     table = SWIZZLE_BY_TCGEN05_CODE if variant == "tcgen05" else SWIZZLE_BY_SM90_CODE

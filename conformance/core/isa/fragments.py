@@ -12,9 +12,12 @@ packed into 32-bit registers in order, `32 // bits` per register, the first in t
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from conformance.core.memo import frozen, memo
 
 Modes = tuple[tuple[int, int], ...]  # (size, stride) per mode, the first mode varying fastest
 
@@ -29,16 +32,23 @@ class Fragment:
 
     @property
     def thread_count(self) -> int:
-        return int(np.prod([s for s, _ in self.threads]))
+        return math.prod(s for s, _ in self.threads)
 
     @property
     def value_count(self) -> int:
-        return int(np.prod([s for s, _ in self.values]))
+        return math.prod(s for s, _ in self.values)
 
     def elements(self) -> tuple[np.ndarray, np.ndarray]:
-        """(row, column) of value v of thread t, each int64 [threads, values]."""
-        index = _offsets(self.threads)[:, None] + _offsets(self.values)[None, :]
-        return index % self.rows, index // self.rows
+        """(row, column) of value v of thread t, each int64 [threads, values], read-only (computed
+        once per fragment: `_elements`)."""
+        return _elements(self)
+
+
+# The fragments are few (per instruction shape and input width), read for every program.
+@memo(maxsize=256)
+def _elements(fragment: Fragment) -> tuple[np.ndarray, np.ndarray]:
+    index = _offsets(fragment.threads)[:, None] + _offsets(fragment.values)[None, :]
+    return frozen(index % fragment.rows), frozen(index // fragment.rows)
 
 
 def _offsets(modes: Modes) -> np.ndarray:
@@ -146,14 +156,20 @@ def mma_sp_fragments(bits: int, k: int) -> MmaSpFragments:
 
 def selected_threads(fragment: Fragment, selector: int) -> np.ndarray:
     """bool [threads]: the threads whose metadata a sparse instruction reads with this selector:
-    those whose index along the layout's stride-0 thread mode equals it (all, without one)."""
+    those whose index along the layout's stride-0 thread mode equals it (all, without one);
+    read-only (computed once per fragment and selector: `_selected_threads`)."""
+    return _selected_threads(fragment, selector)
+
+
+@memo(maxsize=256)
+def _selected_threads(fragment: Fragment, selector: int) -> np.ndarray:
     index = np.arange(fragment.thread_count)
     chosen = np.ones(fragment.thread_count, bool)
     for size, stride in fragment.threads:
         if stride == 0:
             chosen &= index % size == selector
         index = index // size
-    return chosen
+    return frozen(chosen)
 
 
 def wgmma_accumulator(n: int) -> Fragment:
@@ -165,7 +181,8 @@ def wgmma_accumulator(n: int) -> Fragment:
 def register_elements(fragment: Fragment, bits: int) -> tuple[np.ndarray, np.ndarray]:
     """(row, column) of each element held in register r of thread t, as int64
     [registers, threads, elements per register]: the register-major order in which the kernels
-    of `device.inner_product_kernels` load and store fragments (word r of thread t)."""
+    of `device.inner_product_kernels` load and store fragments (word r of thread t); read-only
+    (views of `Fragment.elements`)."""
     rows, cols = fragment.elements()
     per = 32 // bits
     shape = (fragment.thread_count, fragment.value_count // per, per)

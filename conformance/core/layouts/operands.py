@@ -6,6 +6,8 @@ these codes; the value coverpoints (`conformance.core.coverpoints`) classify the
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from conformance.core.encoding import sdesc as sdesc_codec
@@ -24,6 +26,8 @@ from conformance.core.layouts.tmem import (
     scale_factors,
     split_lanes,
 )
+from conformance.core.memo import frozen, memo
+from conformance.core.program import SMEM_BYTES
 from conformance.core.state import UndefinedBehaviour
 
 
@@ -38,13 +42,47 @@ def read_bits(images: Images, cta: int, bit_addresses: np.ndarray, bits: int, wh
     return ((word >> shift) & np.uint64((1 << bits) - 1)).astype(np.uint32)
 
 
+@dataclass(frozen=True)
+class _WholeWords:
+    """An operand whose elements are whole little-endian 1-, 2- or 4-byte words, each at an
+    address aligned to its size: element i is word `index[i]` of the image viewed as `dtype`,
+    and every byte read lies in [first, last]."""
+
+    dtype: np.dtype
+    index: np.ndarray
+    first: int
+    last: int
+
+
+# One entry per operand of an instruction (see `element_bit_addresses`).
+@memo(maxsize=512)
+def _whole_words(d: SmemDescriptor, k_major: bool, rows: int, k: int, storage: ElementStorage) -> _WholeWords | None:
+    """How to read the operand as whole words (`_WholeWords`), or None when its elements are not."""
+    if storage.bits not in (8, 16, 32):
+        return None
+    size = storage.bits // 8
+    addresses = element_bit_addresses(d, k_major, rows, k, storage)
+    if not addresses.size or (addresses % (8 * size)).any():
+        return None
+    return _WholeWords(np.dtype(f"<u{size}"), frozen(addresses // (8 * size)), int(addresses.min()) // 8,
+                       int(addresses.max()) // 8 + size - 1)
+
+
 def gather(images: Images, cta: int, d: SmemDescriptor, k_major: bool, rows: int, k: int,
            storage: ElementStorage, what: str) -> np.ndarray:
     """Element codes [rows, k] of an operand in one CTA's shared memory; UndefinedBehaviour when
-    the descriptor's swizzle code is one Table 40 leaves invalid."""
+    the descriptor's swizzle code is one Table 40 leaves invalid.
+
+    Elements that are whole aligned words (every wgmma and most tcgen05 operands) lying in a run of
+    bytes the program initialises are read in one step as words of their size, what `read_bits`
+    gives them (its refusals need a byte outside that run); the others go through `read_bits`."""
     if d.swizzle not in SWIZZLE_ROW_BYTES:
         raise UndefinedBehaviour(f"{what}: matrix descriptor swizzle code {d.swizzle.lstrip('?')} is invalid "
                                  "(PTX ISA 9.7.16.4.1, Table 40)")
+    words = _whole_words(d, k_major, rows, k, storage)
+    if (words is not None and 0 <= words.first and words.last < SMEM_BYTES
+            and images.smem_defined[cta][words.first:words.last + 1].all()):
+        return images.smem[cta].view(words.dtype)[words.index].astype(np.uint32)
     return read_bits(images, cta, element_bit_addresses(d, k_major, rows, k, storage), storage.bits, what)
 
 

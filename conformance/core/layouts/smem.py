@@ -22,6 +22,7 @@ import numpy as np
 
 from conformance.core.encoding.sdesc import SmemDescriptor
 from conformance.core.isa.swizzle import SWIZZLE_MODES
+from conformance.core.memo import frozen, memo
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,15 @@ def storage_for(element_bits: int, padded: bool) -> ElementStorage:
 
 
 def element_bit_addresses(d: SmemDescriptor, k_major: bool, rows: int, k: int, storage: ElementStorage) -> np.ndarray:
-    """Bit address (byte address * 8 + bit) of each element (row, k), as int64 [rows, k]."""
+    """Bit address (byte address * 8 + bit) of each element (row, k), as int64 [rows, k], read-only:
+    computed once for every data set of an instruction (`_element_bit_addresses`)."""
+    return _element_bit_addresses(d, k_major, rows, k, storage)
+
+
+# A campaign chunk's instructions (200 / data sets of them) read two operands each, first in the
+# generator and then in the oracle: 512 covers a chunk of one data set per instruction.
+@memo(maxsize=512)
+def _element_bit_addresses(d: SmemDescriptor, k_major: bool, rows: int, k: int, storage: ElementStorage) -> np.ndarray:
     r = np.arange(rows, dtype=np.int64)[:, None]
     kk = np.arange(k, dtype=np.int64)[None, :]
     layout = canonical_strides(d, k_major)
@@ -117,4 +126,4 @@ def element_bit_addresses(d: SmemDescriptor, k_major: bool, rows: int, k: int, s
         mn = (chunk % layout.atom) * s_mn + (chunk // layout.atom) * s_mn_atom
         address = d.start_address + mn + (kk % layout.k_atom) * s_k + (kk // layout.k_atom) * s_k_atom
     address = swizzle(np.broadcast_to(address, (rows, k)), d.swizzle, d.base_offset)
-    return address * 8 + element * storage.bits
+    return frozen(address * 8 + element * storage.bits)
