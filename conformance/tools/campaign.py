@@ -49,7 +49,6 @@ worker's index (tests use stand-ins that hang, fault or change a word).
 from __future__ import annotations
 
 import dataclasses
-import functools
 import importlib
 import mmap
 import multiprocessing
@@ -248,13 +247,6 @@ def expected_of(members: list[int], made: list, sample: dict[int, np.ndarray], f
         return pack_d(form, np.stack(evaluate(products))), None
 
 
-@functools.lru_cache(maxsize=1024)
-def kernel_text(form: HopperForm) -> str:
-    """The PTX of a kernel form, written once per form in a producer (an instruction's data sets,
-    and its repeats in later chunks, share it)."""
-    return hopper_kernel(form)
-
-
 def prepare(chunk: int, settings: Settings, cache: KernelCache, stages: Stages) -> tuple[dict, list]:
     """One chunk ready to launch, in two parts: what the launches need (its inputs, launch groups,
     the count of programs the reference gave no state for (not run), the errors of programs no
@@ -273,7 +265,7 @@ def prepare(chunk: int, settings: Settings, cache: KernelCache, stages: Stages) 
             if not runnable[i]:
                 continue
             try:
-                texts.setdefault(kernel_text(hopper_form(p)), []).append(i)
+                texts.setdefault(hopper_kernel(hopper_form(p)), []).append(i)
             except UnsupportedProgram as err:
                 errors.append(error_entry(p, str(err), inputs))
     with stages("assemble"):
