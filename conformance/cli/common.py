@@ -25,6 +25,7 @@ EXIT_STATUSES = (f"exit status: {EXIT_OK} when every check that ran passed, {EXI
 GPU_EXIT_STATUSES = (f"{EXIT_STATUSES}, {EXIT_NOTHING_RAN} when nothing could run here: no cuda-core, no usable GPU "
                      "or not an sm_90 GPU (one line saying which)")
 JOBS_LIMIT = 4096  # worker processes or batches at once
+GPU_LIMIT = 4096  # --gpus N
 
 
 class UsageError(Exception):
@@ -161,9 +162,6 @@ def shard(text: str) -> tuple[int, int]:
     if not 1 <= value[0] <= value[1] <= 10**6:
         raise argparse.ArgumentTypeError(f"{text}: a shard I/N needs 1 <= I <= N <= 1,000,000")
     return value
-
-
-GPU_LIMIT = 4096
 
 
 def gpus(text: str) -> int | None:

@@ -91,9 +91,9 @@ def add_run(sub) -> None:
                      help="GPUs for the backends that run on one (hopper, blackwell, or a plugin whose factory has "
                           "uses_gpu = True): the first N that CUDA_VISIBLE_DEVICES leaves visible, or all of them "
                           "(default all). With more than one, such a backend runs its batches of cases in child "
-                          "processes as with --jobs, one per GPU at a time, each seeing its GPU alone, so a crash or hang "
-                          "costs only its batch's cases while the other GPUs go on (--timeout adds the watchdog; --jobs "
-                          "is then for the other backends); the results are the same as on one GPU, and summary.json "
+                          "processes as with --jobs, one per GPU at a time, each seeing its GPU alone, so a crash (or, with "
+                          "--timeout, a hang) costs the case that caused it while the other GPUs go on (--jobs is then for "
+                          "the other backends); the results are the same as on one GPU, and summary.json "
                           "lists the GPUs. With one GPU, or none, such a backend runs as it always has")
     run.add_argument("--require-coverage", action="store_true",
                      help=f"exit {EXIT_COVERAGE_MISSED} when every case passed but a reachable value coverpoint was missed "
