@@ -38,9 +38,11 @@ def visible_devices() -> list[str]:
     """The CUDA devices this process may use, each as the CUDA_VISIBLE_DEVICES value that gives a
     process that device alone: the entries of CUDA_VISIBLE_DEVICES when it is set (as far as the
     driver takes them: it stops at the first it cannot use), else one ordinal per device the driver
-    counts. GpuUnavailable when there is no driver."""
-    from cuda.bindings import driver
-
+    counts. GpuUnavailable when there is no driver (or no cuda-python to reach it)."""
+    try:
+        from cuda.bindings import driver
+    except ImportError as e:
+        raise GpuUnavailable(f"no CUDA device: cuda-python is not installed ({e})") from None
     try:
         _check(driver.cuInit(0))
         count = _check(driver.cuDeviceGetCount())

@@ -23,7 +23,7 @@ from conformance.harness.runner import generate_programs, in_shard
 EXAMPLES, SEED = 40, 3
 RUN = ["run", "--examples", str(EXAMPLES), "--seed", str(SEED), "--backend", "oracle", "--backend", "tests.fault_backends:Planted"]
 # when, where and how long: the only fields a merged summary may differ in (and its list of shards)
-UNCOMPARED = ("command", "machine", "finished_utc", "duration_s", "shards")
+UNCOMPARED = ("command", "machine", "gpus", "finished_utc", "duration_s", "shards")
 
 
 @pytest.fixture(scope="module")
@@ -86,6 +86,7 @@ def test_merged_shards_reproduce_the_whole_run(folders, tmp_path, capsys):
     assert _compared(got) == _compared(whole)
     assert got["failures"] and {f["status"] for f in got["failures"]} == {"fail", "error"}
     assert [s["shard"] for s in got["shards"]] == ["1/3", "2/3", "3/3"]
+    assert got["gpus"] is None and [s["gpus"] for s in got["shards"]] == [[], [], []]  # no GPU backend: none given
     assert _junit(merged) == _junit(folders["whole"])
     assert sorted(p.name for p in (merged / "cases").iterdir()) == sorted(p.name for p in (folders["whole"] / "cases").iterdir())
     assert (merged / "report.html").exists() and (merged / "report.md").exists()

@@ -9,17 +9,13 @@ import shutil
 import sys
 
 from conformance.cli.common import (
-    EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, GPU_EXIT_STATUSES, JOBS_LIMIT, PROFILE_FILE_HELP, NothingRan, UsageError, backend_spec, command_line,
-    count, hopper_gpu_or_skip, machine, output_file, output_folder, profile_spec, seconds, seed, shard, write_json,
+    EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, GPU_EXIT_STATUSES, JOBS_LIMIT, PROFILE_FILE_HELP, NothingRan, UsageError, backend_spec,
+    command_line, count, gpus, hopper_gpu_or_skip, machine, output_file, output_folder, profile_spec, seconds, seed, shard,
+    visible_gpus, write_json,
 )
 from conformance.harness.backends.registry import DEFAULT_REFERENCE
 
 PROGRAM_LIMIT = 10**9
-
-
-def gpus(text: str) -> int | None:
-    """A GPU count, or "all" (None)."""
-    return None if text == "all" else count(1, 4096, "GPU count")(text)
 
 
 def add(sub) -> None:
@@ -85,17 +81,7 @@ def add(sub) -> None:
 
 def devices_for(args: argparse.Namespace) -> list[str | None]:
     """One entry per GPU worker: CUDA_VISIBLE_DEVICES values, or None each with --host-only."""
-    if args.host_only:
-        return [None] * (args.gpus or 1)
-    from device.launch import GpuUnavailable, visible_devices
-
-    try:
-        visible = visible_devices()
-    except GpuUnavailable as e:
-        raise NothingRan(str(e)) from None
-    if args.gpus is not None and args.gpus > len(visible):
-        raise UsageError(f"--gpus {args.gpus}: only {len(visible)} GPU{'s are' if len(visible) != 1 else ' is'} visible")
-    return visible[:args.gpus] if args.gpus is not None else visible
+    return [None] * (args.gpus or 1) if args.host_only else visible_gpus(args.gpus)
 
 
 def numerics_for(args: argparse.Namespace) -> str:

@@ -25,6 +25,7 @@ EXIT_STATUSES = (f"exit status: {EXIT_OK} when every check that ran passed, {EXI
 GPU_EXIT_STATUSES = (f"{EXIT_STATUSES}, {EXIT_NOTHING_RAN} when nothing could run here: no cuda-core, no usable GPU "
                      "or not an sm_90 GPU (one line saying which)")
 JOBS_LIMIT = 4096  # worker processes or batches at once
+GPU_LIMIT = 4096  # --gpus N
 
 
 class UsageError(Exception):
@@ -163,6 +164,11 @@ def shard(text: str) -> tuple[int, int]:
     return value
 
 
+def gpus(text: str) -> int | None:
+    """`--gpus N|all`: a GPU count, or "all" (None)."""
+    return None if text == "all" else count(1, GPU_LIMIT, "GPU count")(text)
+
+
 def output_file(text: str) -> str:
     """A file to write: its folder must exist and it must not be a folder itself."""
     folder = os.path.dirname(text) or "."
@@ -180,6 +186,21 @@ def output_folder(text: str) -> str:
     if os.path.exists(text) and not os.path.isdir(text):
         raise argparse.ArgumentTypeError(f"{text} exists and is not a folder")
     return text
+
+
+def visible_gpus(requested: int | None) -> list[str]:
+    """The GPUs `--gpus` asks for, one CUDA_VISIBLE_DEVICES value each (a worker process pinned to
+    one sees that GPU alone): the first `requested` of those `device.launch.visible_devices` lists,
+    or all of them for None. UsageError when fewer are visible, NothingRan when no CUDA driver is."""
+    from device.launch import GpuUnavailable, visible_devices
+
+    try:
+        visible = visible_devices()
+    except GpuUnavailable as e:
+        raise NothingRan(str(e)) from None
+    if requested is not None and requested > len(visible):
+        raise UsageError(f"--gpus {requested}: only {len(visible)} GPU{'s are' if len(visible) != 1 else ' is'} visible")
+    return visible[:requested] if requested is not None else visible
 
 
 def hopper_gpu_or_skip(command: str, target: str = "sm_90a"):

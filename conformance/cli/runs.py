@@ -19,20 +19,23 @@ from conformance.cli.common import (
     JOBS_LIMIT,
     MAX_EXAMPLES,
     PROG,
+    NothingRan,
     UsageError,
     backend_spec,
     PROFILE_FILE_HELP,
     command_line,
     count,
     examples,
+    gpus,
     profile_spec,
     seconds,
     seed,
     shard,
+    visible_gpus,
 )
 from conformance.core.inputs import printable
 from conformance.core.numeric_profiles import PROFILE_NAMES
-from conformance.harness.backends.registry import BACKENDS, DEFAULT_BACKENDS, DEFAULT_REFERENCE, REGISTERED
+from conformance.harness.backends.registry import BACKENDS, DEFAULT_BACKENDS, DEFAULT_REFERENCE, REGISTERED, uses_gpu
 from conformance.harness.journal import Journal
 from conformance.harness.supervisor import DEFAULT_BATCH_SIZE
 
@@ -74,8 +77,8 @@ def add_run(sub) -> None:
                           "after S seconds (its start included); the case a killed or crashed child was running is "
                           "retried alone and, if it fails alone too, reported as an error (default: in this process)")
     run.add_argument("--batch-size", type=count(1, MAX_EXAMPLES, "batch size"), metavar="N",
-                     help=f"cases per child process with --timeout or --jobs (default {DEFAULT_BATCH_SIZE}, "
-                          "with --jobs at most an even share of the cases)")
+                     help=f"cases per child process with --timeout, --jobs or more than one GPU (default {DEFAULT_BATCH_SIZE}, "
+                          "with --jobs or GPUs at most an even share of the cases)")
     run.add_argument("--shard", type=shard, metavar="I/N",
                      help="run shard I of N: every shard draws the run's programs and keeps the cases whose id modulo N "
                           "is I - 1, so N shards (CI jobs, machines) together run the whole run; their report folders "
@@ -84,6 +87,14 @@ def add_run(sub) -> None:
                      help="run up to N batches of cases at once, each in a child process as with --timeout (with no "
                           "watchdog unless --timeout is given); the results are the same as with one job "
                           "(default 1: in this process)")
+    run.add_argument("--gpus", type=gpus, metavar="N|all",
+                     help="GPUs for the backends that run on one (hopper, blackwell, or a plugin whose factory has "
+                          "uses_gpu = True): the first N that CUDA_VISIBLE_DEVICES leaves visible, or all of them "
+                          "(default all). With more than one, such a backend runs its batches of cases in child "
+                          "processes as with --jobs, one per GPU at a time, each seeing its GPU alone, so a crash (or, with "
+                          "--timeout, a hang) costs the case that caused it while the other GPUs go on (--jobs is then for "
+                          "the other backends); the results are the same as on one GPU, and summary.json "
+                          "lists the GPUs. With one GPU, or none, such a backend runs as it always has")
     run.add_argument("--require-coverage", action="store_true",
                      help=f"exit {EXIT_COVERAGE_MISSED} when every case passed but a reachable value coverpoint was missed "
                           "(docs/reports.md, value coverage; for shards, give it to report merge)")
@@ -99,8 +110,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     started = time.perf_counter()
     backends = args.backend or list(DEFAULT_BACKENDS)
-    if args.batch_size is not None and args.timeout is None and args.jobs == 1:
-        raise UsageError("--batch-size goes with --timeout or --jobs")
+    gpus = _gpus_for(args, [*backends, args.reference])
+    if args.batch_size is not None and args.timeout is None and args.jobs == 1 and len(gpus) < 2:
+        raise UsageError("--batch-size goes with --timeout or --jobs (or backends spread over more than one GPU)")
     if args.shard and args.require_coverage:
         raise UsageError("--require-coverage goes with a whole run: a shard's cases hit a share of the value coverpoints "
                          "(give it to report merge)")
@@ -122,13 +134,33 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.shard:
             programs = [p for p in programs if runner.in_shard(p.case_id, args.shard)]
         outcome = runner.execute(programs, backends, args.profile, reference=args.reference, journal=journal,
-                                 timeout_s=args.timeout, batch_size=args.batch_size or DEFAULT_BATCH_SIZE, jobs=args.jobs)
+                                 timeout_s=args.timeout, batch_size=args.batch_size or DEFAULT_BATCH_SIZE, jobs=args.jobs,
+                                 gpus=gpus)
         summary, paths = _write_run_reports(args, outcome, folder, time.perf_counter() - started)
     finally:
         if journal is not None:
             journal.close()
         folder.close()
     return _print_run(args, summary, paths)
+
+
+def _gpus_for(args: argparse.Namespace, specs: list[str]) -> list[str]:
+    """The GPUs (CUDA_VISIBLE_DEVICES values) of the run's backends that run on one
+    (`registry.uses_gpu`): those --gpus asks for (`visible_gpus`: too few visible is bad usage, no
+    CUDA driver is nothing ran), by default every visible one, or none where CUDA sees none (such a
+    backend then skips, saying why, as without --gpus); [] when no backend of the run uses a GPU,
+    and then --gpus is bad usage."""
+    if not any(uses_gpu(spec) for spec in specs):
+        if args.gpus is not None:
+            raise UsageError("--gpus goes with a backend that runs on a GPU (hopper, blackwell, or a plugin whose "
+                             "factory has uses_gpu = True)")
+        return []
+    if args.gpus is not None:
+        return visible_gpus(args.gpus)
+    try:
+        return visible_gpus(None)
+    except NothingRan:
+        return []
 
 
 def _write_run_reports(args: argparse.Namespace, outcome, folder, duration: float) -> tuple[dict, list[str]]:
@@ -184,6 +216,8 @@ def _print_run(args: argparse.Namespace, summary: dict, paths: list[str]) -> int
         print(f"checked: {line}")
     profiles = ", ".join(f"{name} {count}" for name, count in summary["profiles"].items())
     print(f"cases judged by profile: {profiles}")
+    if summary["gpus"]:
+        print(f"GPUs: {', '.join(summary['gpus'])}")
     print(f"Table 39 classes covered: {cov['classes_hit']}/{cov['classes_total']}; seed {args.seed}; "
           f"{summary['duration_s']:.1f} s; reports: {', '.join(paths)}")
     failures = summary["failures"]

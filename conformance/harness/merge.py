@@ -7,8 +7,9 @@ examples, numeric profile, reference and backends) and together hold every shard
 run's programs again from its seed (so that coverage, heat maps and failing cases come from the
 same code as a whole run's), checks that each shard holds exactly its share of them, and builds
 the summary, reports and failing cases with the functions a whole run uses: summary.json is the
-whole run's but for the command, machine, finishing time and durations (the shards' summed), and
-`shards`, which lists each shard's folder, command, machine, finishing time and duration. The
+whole run's but for the command, machine, GPUs (null: each shard ran on its own), finishing time
+and durations (the shards' summed), and `shards`, which lists each shard's folder, command,
+machine, GPUs, finishing time and duration. The
 shards' value coverage is merged (each coverpoint's hits summed, its first case the earliest in
 the run's order) and must equal that of the run's programs."""
 
@@ -138,7 +139,7 @@ def merge(folders: Sequence[str], out: str, command: list[str]) -> tuple[dict, l
     _check_shares(folders, summaries, results, programs)
     failures = {(f["backend"], f["case_id"]): f for s in summaries for f in s["failures"]}
     judged_by = {case: profile for s in summaries for case, profile in s["case_profiles"].items()}
-    outcome = runner.RunOutcome(programs, [judged_by[p.case_id] for p in programs], first["reference"])
+    outcome = runner.RunOutcome(programs, [judged_by[p.case_id] for p in programs], first["reference"], gpus=None)
     merged_results: dict[str, list[dict]] = {}
     for name in first["backends"]:
         by_case = {c["case_id"]: c for shard_results in results for c in shard_results[name]}
@@ -155,7 +156,7 @@ def merge(folders: Sequence[str], out: str, command: list[str]) -> tuple[dict, l
     if merged_value_coverage(folders, summaries, programs) != summary["value_coverage"]:
         raise MergeError("the shards' value coverage hits, merged, differ from those of the run's programs")
     summary["shards"] = [{"folder": folder, "shard": s["shard"], "command": s["command"], "machine": s["machine"],
-                          "finished_utc": s.get("finished_utc"), "duration_s": s["duration_s"]}
+                          "gpus": s.get("gpus"), "finished_utc": s.get("finished_utc"), "duration_s": s["duration_s"]}
                          for folder, s in sorted(zip(folders, summaries), key=lambda fs: _shard(*fs))]
     folder = ReportDir(out)
     try:

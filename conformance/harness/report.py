@@ -136,12 +136,14 @@ def _profiles(s: dict) -> str:
 
 
 def _facts(s: dict) -> list[tuple[str, str, str]]:
-    """(key, label, value) of the run's headline facts; the key names the summary.json field."""
+    """(key, label, value) of the run's headline facts (the GPUs where the run's GPU backends had
+    any); the key names the summary.json field."""
     cov, source = s["coverage"], s.get("source") or {}
     revision = f"{source['commit'][:12]}{' (with local changes)' if source.get('dirty') else ''}" if source else "unknown"
     return [
         ("command", "command", s["command"]),
         ("machine", "machine", s["machine"]),
+        *([("gpus", "GPUs (CUDA_VISIBLE_DEVICES)", ", ".join(s["gpus"]))] if s.get("gpus") else []),
         ("source", "source revision", revision),
         ("finished_utc", "finished (UTC)", s.get("finished_utc", "")),
         ("seed", "seed", str(s["seed"])),

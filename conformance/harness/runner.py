@@ -24,7 +24,7 @@ from conformance.core.isa.targets import TCGEN05_TARGETS
 from conformance.core.isa.targets import target as target_named
 from conformance.core.program import Program, dumps
 from conformance.harness.backends.base import ASSEMBLY, STATE, Backend, Observation, observes
-from conformance.harness.backends.registry import DEFAULT_REFERENCE, backend_from_spec
+from conformance.harness.backends.registry import DEFAULT_REFERENCE, backend_from_spec, uses_gpu
 from conformance.harness.coverage import OPTION_UNIVERSE, coverage, instruction_classes, mma_options, option_counts
 from conformance.harness.journal import Journal
 from conformance.harness.judge import (
@@ -152,11 +152,13 @@ class BackendSummary:
 @dataclass
 class RunOutcome:
     """The programs, the profile that judged each, the reference (None when no backend needed
-    one) and each backend's verdicts, in program order, with their counts."""
+    one) and each backend's verdicts, in program order, with their counts; the GPUs the backends
+    that use one were given (CUDA_VISIBLE_DEVICES values; None in a merge of shards)."""
 
     programs: list[Program]
     profiles: list[str] = field(default_factory=list)
     reference: str | None = None
+    gpus: list[str] | None = field(default_factory=list)
     results: dict[str, list[CaseResult]] = field(default_factory=dict)
     summaries: dict[str, BackendSummary] = field(default_factory=dict)
 
@@ -182,10 +184,12 @@ class Progress:
 
 class Observer:
     """One backend spec, made once per numeric profile it observes under (a backend computes with
-    the profile it is made for), observing programs in process or in supervised children."""
+    the profile it is made for), observing programs in process or in supervised children: with
+    a timeout, more than one job, or `gpus` (more than one GPU, one child pinned to each at a time)."""
 
-    def __init__(self, spec: str, timeout_s: float | None = None, batch_size: int = DEFAULT_BATCH_SIZE, jobs: int = 1):
-        self.spec, self.timeout_s, self.batch_size, self.jobs = spec, timeout_s, batch_size, jobs
+    def __init__(self, spec: str, timeout_s: float | None = None, batch_size: int = DEFAULT_BATCH_SIZE, jobs: int = 1,
+                 gpus: Sequence[str] = ()):
+        self.spec, self.timeout_s, self.batch_size, self.jobs, self.gpus = spec, timeout_s, batch_size, jobs, list(gpus)
         self._made: dict[str | None, Backend] = {}
 
     def backend(self, profile: str | None) -> Backend:
@@ -198,7 +202,7 @@ class Observer:
         """One observation per program, in order, each program observed by the backend made for its
         profile: the programs of one profile together, in one `observe` call when nothing waits
         for single observations, else one at a time (`on_observation(index, observation)` as each
-        arrives), in supervised children with a timeout or more than one job
+        arrives), in supervised children with a timeout, more than one job or GPUs to spread over
         (`conformance.harness.supervisor`). With `keep` False, each observation goes to
         `on_observation` only (its state is not held) and the list returned is empty."""
         observations: list[Observation | None] = [None] * len(programs)
@@ -223,8 +227,8 @@ class Observer:
                 if progress:
                     progress(done + n)
 
-            if self.timeout_s is not None or self.jobs > 1:
-                run_supervised(self.spec, profile, group, self.timeout_s, self.batch_size, step, arrived, self.jobs)
+            if self.timeout_s is not None or self.jobs > 1 or self.gpus:
+                run_supervised(self.spec, profile, group, self.timeout_s, self.batch_size, step, arrived, self.jobs, self.gpus)
             elif on_observation:
                 observe_one_at_a_time(self.backend(profile), group, arrived, step)
             else:
@@ -257,7 +261,8 @@ class _Row:
 
 def execute(programs: list[Program], backends: Sequence[str], profile: str | None = None, *,
             reference: str = DEFAULT_REFERENCE, journal: Journal | None = None, timeout_s: float | None = None,
-            batch_size: int = DEFAULT_BATCH_SIZE, jobs: int = 1, observers: dict[str, Observer] | None = None) -> RunOutcome:
+            batch_size: int = DEFAULT_BATCH_SIZE, jobs: int = 1, gpus: Sequence[str] = (),
+            observers: dict[str, Observer] | None = None) -> RunOutcome:
     """Have each backend (any spec of `conformance.harness.backends.registry`) observe the programs
     and judge what it saw (`conformance.harness.judge`): states against the `reference`'s, which
     observes each case once, before the others, wherever a backend compares states with it or it
@@ -270,14 +275,18 @@ def execute(programs: list[Program], backends: Sequence[str], profile: str | Non
     `timeout_s`, each backend runs in watched child processes, `batch_size` cases each, so a
     hang or a crash costs the case that caused it (`conformance.harness.supervisor`). With `jobs`
     > 1, up to `jobs` such children run at once (without a watchdog unless `timeout_s` is given);
-    the verdicts are the same, in program order. `observers`, by spec, keeps the backends made
+    the verdicts are the same, in program order. `gpus` (CUDA_VISIBLE_DEVICES values): the GPUs
+    of the backends that use one (`registry.uses_gpu`); with more than one, such a backend runs in
+    children of `batch_size` cases, one per GPU at a time, each seeing its GPU alone (instead of
+    `jobs`), and the verdicts are again the same. `observers`, by spec, keeps the backends made
     (and their set-up) from one call to the next. ValueError when the reference observes no states."""
     profiles = [profile_for(p, profile) for p in programs]
     outcome = RunOutcome(programs, profiles)
     observers = {} if observers is None else observers
+    spread = list(gpus) if len(gpus) > 1 else []  # one GPU: its backends run as on a one-GPU machine
 
     def row_of(spec: str) -> _Row:
-        observer = observers.setdefault(spec, Observer(spec, timeout_s, batch_size, jobs))
+        observer = observers.setdefault(spec, Observer(spec, timeout_s, batch_size, jobs, spread if uses_gpu(spec) else ()))
         backend = observer.backend(profiles[0] if profiles else profile)
         started = time.perf_counter()
         row = _Row(observer, observes(backend), backend.unavailable_reason(), journal.done(spec) if journal is not None else {})
@@ -293,6 +302,7 @@ def execute(programs: list[Program], backends: Sequence[str], profile: str | Non
             raise ValueError(f"the reference {reference} observes {rows[reference].observes}, not machine states: "
                              "it cannot be the reference")
         outcome.reference = reference
+    outcome.gpus = list(gpus) if any(uses_gpu(spec) for spec in rows) else []
     compared = [spec for spec in others if rows[spec].observes == STATE and rows[spec].reason is None]
     order = [reference] * (reference in rows and reference not in backends) + list(dict.fromkeys(backends))
     for spec in order:
@@ -462,7 +472,7 @@ def summary(outcome: RunOutcome, seed: int, examples: int, duration: float, comm
             profile: str | None = None, shard: tuple[int, int] | None = None, report_dir: str = ".") -> dict:
     """The run's summary.json: the documented fields (cases, per-backend counts, roles and skipped
     cases by reason, what was checked, the reference, the profile judging each case and their
-    counts, coverage, seed, duration), and for trend tracking the schema, source revision,
+    counts, coverage, seed, duration, the GPUs of the backends that use one), and for trend tracking the schema, source revision,
     finishing time, totals, coverage heat maps, every failure with its decoded first mismatches
     (`data["diff"]`) and the command replaying it (in `replay_dir`), and the shard ("I/N", None
     for a whole run)."""
@@ -491,6 +501,7 @@ def summary(outcome: RunOutcome, seed: int, examples: int, duration: float, comm
         "profiles": dict(Counter(outcome.profiles)),
         "case_profiles": {p.case_id: judged_by for p, judged_by in zip(outcome.programs, outcome.profiles)},
         "cases": len(outcome.programs),
+        "gpus": outcome.gpus,
         "duration_s": round(duration, 3),
         "backends": backends,
         "totals": {k: sum(b[k] for b in backends.values()) for k in ("ran", "passed", "failed", "errors", "skipped")},

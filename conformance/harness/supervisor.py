@@ -20,7 +20,10 @@ libraries included, cannot garble the results.
 Batches run one after another, or with `jobs` > 1 up to that many at once, each child watched
 by a thread of its own; observations are settled under one lock, so the caller's callbacks
 (journal, progress) see one at a time, and are returned in program order whatever order they
-came in.
+came in. With `devices` (CUDA_VISIBLE_DEVICES values, `run --gpus`) there is one such thread per
+device instead, and each child it starts has CUDA_VISIBLE_DEVICES set to its device before the
+backend is made: every GPU runs one child at a time, which sees that GPU alone (as its device 0).
+A child that hangs or dies holds up its own device only; the other threads go on taking batches.
 
 When a batch's child runs past `timeout_s` (counted from its start, set-up included) it is
 killed; when it dies, the status or signal and its last stderr line are kept. Observations it
@@ -78,18 +81,20 @@ def observe_one_at_a_time(backend: Backend, programs: Sequence[Program], on_obse
 
 def run_supervised(backend: str, profile: str | None, programs: Sequence[Program], timeout_s: float | None,
                    batch_size: int = DEFAULT_BATCH_SIZE, progress: Progress | None = None,
-                   on_result: OnObservation | None = None, jobs: int = 1) -> list[Observation]:
+                   on_result: OnObservation | None = None, jobs: int = 1, devices: Sequence[str] = ()) -> list[Observation]:
     """One observation per program by backend spec `backend` made for `profile`, in order, each
     handed to `on_result` as it arrives; a case whose child hung past `timeout_s` (None: no
     watchdog) or died, alone as well as in its batch, is an `error`. Up to `jobs` children run at
-    once, each on its own batch, batches then no larger than an even share of the programs;
-    `on_result` and `progress` are called by one thread at a time.
+    once, each on its own batch, batches then no larger than an even share of the programs; with
+    `devices`, one child per device at a time instead, pinned to it (CUDA_VISIBLE_DEVICES), `jobs`
+    unused. `on_result` and `progress` are called by one thread at a time.
     An exception in one of them (or an interrupt) stops the run: the children still running are
     killed, and it is raised here."""
     if (timeout_s is not None and not timeout_s > 0) or batch_size < 1 or jobs < 1:
         raise ValueError(f"timeout_s must be positive, batch_size and jobs at least 1 (got {timeout_s}, {batch_size}, {jobs})")
     results: list[Observation | None] = [None] * len(programs)
-    size = min(batch_size, -(-len(programs) // jobs)) or 1
+    slots: list[str | None] = list(devices) or [None] * jobs  # what each worker thread pins its children to
+    size = min(batch_size, -(-len(programs) // len(slots))) or 1
     batches = deque(list(range(k, min(k + size, len(programs)))) for k in range(0, len(programs), size))
     earlier_failure: dict[int, str] = {}  # a suspect's index -> how its batch failed
     lock = threading.Condition()
@@ -119,9 +124,10 @@ def run_supervised(backend: str, profile: str | None, programs: Sequence[Program
         for proc in list(live):
             _kill(proc)
 
-    def work() -> None:
-        """Take batches until none is left or running children can add none; a failed batch's
-        suspect goes first, alone, then the cases its child never started."""
+    def work(device: str | None) -> None:
+        """Take batches until none is left or running children can add none, running each in a
+        child pinned to `device` (None: left as it is); a failed batch's suspect goes first,
+        alone, then the cases its child never started."""
         nonlocal running
         while True:
             with lock:
@@ -133,7 +139,7 @@ def run_supervised(backend: str, profile: str | None, programs: Sequence[Program
                 running += 1
             try:
                 child = _run_child(backend, profile, [programs[k] for k in batch], timeout_s,
-                                   lambda j, r: settle(batch[j], r), live)
+                                   lambda j, r: settle(batch[j], r), live, device)
                 rest = batch[child.reported:]
                 if rest and len(batch) > 1 and child.ready:
                     with lock:
@@ -150,11 +156,11 @@ def run_supervised(backend: str, profile: str | None, programs: Sequence[Program
                     running -= 1
                     lock.notify_all()
 
-    if jobs == 1:
-        work()
+    if len(slots) == 1:
+        work(slots[0])
     else:
-        for _ in range(min(jobs, len(batches))):
-            threading.Thread(target=work, name="tcgen05-supervisor", daemon=True).start()
+        for device in slots[:len(batches)]:
+            threading.Thread(target=work, args=(device,), name="tcgen05-supervisor", daemon=True).start()
         try:
             with lock:
                 while (batches or running) and not stopped_by:
@@ -181,9 +187,10 @@ class _Child:
 
 
 def _run_child(backend: str, profile: str | None, programs: list[Program], timeout_s: float | None,
-               settle: Callable[[int, Observation], None], live: set[subprocess.Popen]) -> _Child:
+               settle: Callable[[int, Observation], None], live: set[subprocess.Popen], device: str | None) -> _Child:
     """Run one batch in a child under the watchdog (none when `timeout_s` is None), settling each
-    observation it reports by its index; the child is in `live` while it runs."""
+    observation it reports by its index; the child sees GPU `device` alone (None: the GPUs this
+    process sees) and is in `live` while it runs."""
     with tempfile.TemporaryDirectory(prefix="tcgen05-supervisor-") as tmp:
         request = os.path.join(tmp, "request.json")
         with open(request, "w", encoding="utf-8") as f:
@@ -191,6 +198,8 @@ def _run_child(backend: str, profile: str | None, programs: list[Program], timeo
         stderr_path = os.path.join(tmp, "stderr")
         # The child imports what this process imports (plugin backends from a test tree included).
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+        if device is not None:
+            env["CUDA_VISIBLE_DEVICES"] = device
         with open(stderr_path, "wb") as stderr:
             proc = subprocess.Popen([sys.executable, "-m", "conformance.harness.supervisor", request], stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=stderr, env=env, start_new_session=True)

@@ -59,7 +59,10 @@ Progress = Callable[[int], None]
 
 class Backend(Protocol):
     """What a plugin implements: `name`, `unavailable_reason` and `observe`; optionally
-    `observes = "assembly"` for a backend that reports whether programs assemble instead of states."""
+    `observes = "assembly"` for a backend that reports whether programs assemble instead of states,
+    and `uses_gpu = True` on its factory (its class) for one that runs on a GPU (the first that
+    CUDA lets its process see): `run` then spreads its batches over the GPUs, each in a child
+    process that sees one GPU alone (`registry.uses_gpu`)."""
 
     name: str
 

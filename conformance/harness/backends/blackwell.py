@@ -121,6 +121,7 @@ def run_program_kernel(worker: GpuWorker, ptx: str, target: str, images: KernelI
 
 class BlackwellBackend:
     name = "blackwell"
+    uses_gpu = True  # run --gpus: its batches run in child processes pinned to one GPU each
 
     def __init__(self, profile: str | None = None):
         """`profile` is not used: the GPU computes as it does."""

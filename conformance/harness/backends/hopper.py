@@ -43,6 +43,7 @@ def observed_state(p: Program, d: np.ndarray) -> MachineState:
 
 class HopperBackend:
     name = "hopper"
+    uses_gpu = True  # run --gpus: its batches run in child processes pinned to one GPU each
 
     def __init__(self, profile: str | None = None):
         """`profile` is not used: the GPU computes as it does."""

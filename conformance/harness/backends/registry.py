@@ -6,7 +6,8 @@ one is made), and the specs a user may give wherever a backend is asked for:
 - `MODULE:FACTORY`, a plugin: `package.module:callable`, called with `profile=`.
 
 `backend_from_spec` makes the backend and checks that it has the protocol of
-`conformance.harness.backends.base` (a name, `unavailable_reason`, `observe`).
+`conformance.harness.backends.base` (a name, `unavailable_reason`, `observe`); `uses_gpu` says,
+without making it, whether it runs on a GPU (`run --gpus` spreads those over the GPUs).
 """
 
 from __future__ import annotations
@@ -69,6 +70,21 @@ def backend_from_spec(spec: str, profile: str | None = None) -> Backend:
         raise ValueError(f"backend {spec!r}: the factory made a {type(backend).__name__}, which lacks {', '.join(missing)} "
                          f"(a backend has {', '.join(PROTOCOL)}: conformance/harness/backends/base.py)")
     return backend
+
+
+def uses_gpu(spec: str) -> bool:
+    """Whether the backend `spec` names runs on a GPU: its factory (for the registered backends,
+    its class) has `uses_gpu = True`. Read without making the backend, so that a run can pin the
+    child processes observing with it to one GPU each before any of them opens CUDA. False for
+    sim:CMD and for a factory that cannot be loaded (making the backend says why)."""
+    if spec in REGISTERED:
+        spec = REGISTERED[spec][0]
+    elif spec.startswith(SIM_PREFIX) or not FACTORY_PATH.fullmatch(spec):
+        return False
+    try:
+        return getattr(_load(spec), "uses_gpu", False) is True
+    except (ImportError, AttributeError):
+        return False
 
 
 def _load(path: str):
