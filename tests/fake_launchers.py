@@ -107,3 +107,9 @@ def checker_wrong_in_sample(index: int) -> WrongChecker:
 
 def checker_wrong_outside_sample(index: int) -> WrongChecker:
     return WrongChecker(index, 1)
+
+
+def flip_on_each(index: int) -> Misbehaving:
+    """Every worker flips one D bit on its first launch: a run of one chunk has one flip,
+    whichever worker the chunk goes to."""
+    return Misbehaving(index, index, "flip")

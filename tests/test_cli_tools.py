@@ -300,8 +300,9 @@ class _FakeGpu:
 
 def test_campaign_finds_a_planted_difference_and_writes_its_report(tmp_path, capsys, monkeypatch):
     """campaign as the CLI runs it on a host with two stand-in GPUs (tests/fake_launchers.py, in
-    worker processes of their own) that return the oracle's D, except for one bit of one program:
-    exactly that program is reported, decoded and written for replay."""
+    worker processes of their own) that return the oracle's D, except for one bit of one program
+    (the run's one chunk goes to either): exactly that program is reported, decoded and written
+    for replay."""
     pytest.importorskip("cuda.bindings.nvjitlink", reason="the producers assemble kernels with nvJitLink")
     import conformance.cli.campaign as cli_campaign
     import conformance.tools.campaign as tool
@@ -309,7 +310,7 @@ def test_campaign_finds_a_planted_difference_and_writes_its_report(tmp_path, cap
 
     monkeypatch.setattr(cli_campaign, "hopper_gpu_or_skip", lambda command: None)
     monkeypatch.setattr(device.launch, "visible_devices", lambda: ["0", "1"])
-    monkeypatch.setattr(tool, "GPU_LAUNCHER", "tests.fake_launchers:flip_on_0")
+    monkeypatch.setattr(tool, "GPU_LAUNCHER", "tests.fake_launchers:flip_on_each")  # 6 programs: one chunk, one worker
     monkeypatch.setenv("FAKE_LAUNCHER_MARKERS", str(tmp_path))
     monkeypatch.setenv("TCGEN05_CACHE", str(tmp_path / "kernels"))
     report, cases = tmp_path / "report.json", tmp_path / "cases"
