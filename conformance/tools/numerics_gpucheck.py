@@ -29,6 +29,7 @@ from conformance.tools.hopper_gpu import TARGET
 from conformance.tools.numerics_measure import (
     ACC_BITS, COMBINATIONS, INPUT_BITS, WGMMA_N, Combination, d_fragment, kernel_source, smem_images_for,
 )
+from conformance.tools.stages import Stages
 from device.check_kernels import RECORD_WORDS, compile_cubin, source
 from generators import numeric_stream
 from oracles.numerics import checker
@@ -145,74 +146,66 @@ def _cubin() -> bytes:
     return compile_cubin(source(numeric_stream.C_SOURCE.read_text(), checker.C_SOURCE.read_text()), TARGET)
 
 
-class _Timer:
-    def __init__(self, gpu):
-        self.gpu, self.seconds = gpu, {}
-
-    def stage(self, name: str, start: float) -> float:
-        """Wait for the GPU, add the time since `start` to stage `name`; the new start."""
-        self.gpu.sync()
-        now = time.perf_counter()
-        self.seconds[name] = self.seconds.get(name, 0.0) + now - start
-        return now
-
-
 def run_combination(gpu, module, c: Combination, count: int, sample: int, seed: int, profile: str,
                     datapath: Datapath | None = None) -> dict:
     """Draw, run and check `count` inner products (whole tiles) of `c` on `gpu` against `profile`'s
     datapath (or `datapath`, a variant of it); the GPU's counts, the checker's and silicon's values
     for the first `sample` inner products (whole tiles), the mismatch records and the seconds per
-    stage."""
+    stage (each stage waits for the GPU before it ends)."""
     m, n = c.tile
     per_tile = m * n
     tiles = -(-count // per_tile)
     batch = max(1, min(tiles, BATCH_INNER_PRODUCTS // per_tile))
     sample_tiles = min(tiles, -(-sample // per_tile))
-    timer = _Timer(gpu)
-    start = time.perf_counter()
-    pack, check = module.get_kernel("pack_operands"), module.get_kernel("check_tiles")
-    tensor = gpu.load(kernel_source(c), TARGET).get_kernel("mma_sync_batch" if c.family == "mma.sync" else "wgmma_batch")
-    stream = gpu.to_device(stream_parameters(c, seed))
-    params = gpu.to_device(checker.parameters(c.in_fmt, c.acc, c.k, c.profile(profile), saturate=c.saturate,
+    stages = Stages()
+    with stages("setup"):
+        pack, check = module.get_kernel("pack_operands"), module.get_kernel("check_tiles")
+        tensor = gpu.load(kernel_source(c), TARGET).get_kernel("mma_sync_batch" if c.family == "mma.sync" else "wgmma_batch")
+        stream = gpu.to_device(stream_parameters(c, seed))
+        params = gpu.to_device(checker.parameters(c.in_fmt, c.acc, c.k, c.profile(profile), saturate=c.saturate,
                                                   datapath=datapath))
-    tables = [(name, gpu.to_device(t), t.size // 4) for name, t in operand_tables(c)]
-    inputs = [gpu.empty((batch * words,), np.uint32) for _, _, words in tables]
-    threads = 32 if c.family == "mma.sync" else 128
-    registers = len(d_fragment(c)[0])
-    d_words = registers * threads
-    d = gpu.empty((batch * d_words,), np.uint32)
-    offsets = gpu.to_device(d_offsets(c))
-    sample_checker = gpu.empty((sample_tiles * per_tile,), np.uint32)
-    sample_silicon = gpu.empty((sample_tiles * per_tile,), np.uint32)
-    counters = gpu.to_device(np.zeros(2, np.uint64))
-    records = gpu.to_device(np.zeros(MAX_RECORDS * RECORD_WORDS, np.uint32))
-    shared = (m * c.k + n * c.k + m * n) * 4
-    now = timer.stage("setup", start)
+        tables = [(name, gpu.to_device(t), t.size // 4) for name, t in operand_tables(c)]
+        inputs = [gpu.empty((batch * words,), np.uint32) for _, _, words in tables]
+        threads = 32 if c.family == "mma.sync" else 128
+        registers = len(d_fragment(c)[0])
+        d_words = registers * threads
+        d = gpu.empty((batch * d_words,), np.uint32)
+        offsets = gpu.to_device(d_offsets(c))
+        sample_checker = gpu.empty((sample_tiles * per_tile,), np.uint32)
+        sample_silicon = gpu.empty((sample_tiles * per_tile,), np.uint32)
+        counters = gpu.to_device(np.zeros(2, np.uint64))
+        records = gpu.to_device(np.zeros(MAX_RECORDS * RECORD_WORDS, np.uint32))
+        shared = (m * c.k + n * c.k + m * n) * 4
+        gpu.sync()
     for tile0 in range(0, tiles, batch):
         count_now = min(batch, tiles - tile0)
-        for (_, table, words), buffer in zip(tables, inputs):
-            grid = min(GRID_LIMIT, -(-count_now * words // 256))
-            gpu.launch(pack, grid, 256, 0, stream, np.uint64(tile0), np.uint32(count_now), table, np.uint32(words),
-                       buffer)
-        now = timer.stage("draw", now)
-        if c.family == "mma.sync":
-            gpu.launch(tensor, min(count_now // 4 + 1, 1024), 128, 0, *inputs, d, np.uint32(count_now))
-        else:
-            img = smem_images_for(c)
-            gpu.launch(tensor, min(count_now, 528), 128, img.image_bytes, inputs[0], inputs[1], d,
-                       np.uint32(count_now), np.uint64(img.a_desc), np.uint64(img.b_desc))
-        now = timer.stage("tensor_core", now)
-        gpu.launch(check, min(count_now, GRID_LIMIT), CHECK_THREADS, shared, params, stream, np.uint64(tile0),
-                   np.uint32(count_now), np.uint32(m), np.uint32(n), d, np.uint32(d_words), offsets,
-                   np.uint32(ACC_BITS[c.acc] // 8), np.uint32(sample_tiles), sample_checker, sample_silicon,
-                   counters, records, np.uint32(MAX_RECORDS))
-        now = timer.stage("check", now)
-    counts = gpu.to_host(counters)
-    result = {"tiles": tiles, "inner_products": tiles * per_tile, "checked": int(counts[0]), "mismatches": int(counts[1]),
-              "records": gpu.to_host(records).reshape(MAX_RECORDS, RECORD_WORDS)[: min(int(counts[1]), MAX_RECORDS)],
-              "sample_checker": gpu.to_host(sample_checker), "sample_silicon": gpu.to_host(sample_silicon)}
-    timer.stage("read_back", now)
-    result["seconds"] = timer.seconds
+        with stages("draw"):
+            for (_, table, words), buffer in zip(tables, inputs):
+                grid = min(GRID_LIMIT, -(-count_now * words // 256))
+                gpu.launch(pack, grid, 256, 0, stream, np.uint64(tile0), np.uint32(count_now), table, np.uint32(words),
+                           buffer)
+            gpu.sync()
+        with stages("tensor_core"):
+            if c.family == "mma.sync":
+                gpu.launch(tensor, min(count_now // 4 + 1, 1024), 128, 0, *inputs, d, np.uint32(count_now))
+            else:
+                img = smem_images_for(c)
+                gpu.launch(tensor, min(count_now, 528), 128, img.image_bytes, inputs[0], inputs[1], d,
+                           np.uint32(count_now), np.uint64(img.a_desc), np.uint64(img.b_desc))
+            gpu.sync()
+        with stages("check"):
+            gpu.launch(check, min(count_now, GRID_LIMIT), CHECK_THREADS, shared, params, stream, np.uint64(tile0),
+                       np.uint32(count_now), np.uint32(m), np.uint32(n), d, np.uint32(d_words), offsets,
+                       np.uint32(ACC_BITS[c.acc] // 8), np.uint32(sample_tiles), sample_checker, sample_silicon,
+                       counters, records, np.uint32(MAX_RECORDS))
+            gpu.sync()
+    with stages("read_back"):
+        counts = gpu.to_host(counters)
+        result = {"tiles": tiles, "inner_products": tiles * per_tile, "checked": int(counts[0]),
+                  "mismatches": int(counts[1]),
+                  "records": gpu.to_host(records).reshape(MAX_RECORDS, RECORD_WORDS)[: min(int(counts[1]), MAX_RECORDS)],
+                  "sample_checker": gpu.to_host(sample_checker), "sample_silicon": gpu.to_host(sample_silicon)}
+    result["seconds"] = dict(stages.wall)
     return result
 
 
