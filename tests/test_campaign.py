@@ -228,3 +228,34 @@ def test_spool_files_give_back_what_was_written_with_arrays_mapped_read_only(tmp
     assert np.array_equal(back["strided"], value["strided"]) and np.array_equal(back["bytes"][0], value["bytes"][0])
     assert back["bytes"][1:] == ["a label", (1, 2.5)]
     assert back["words"].ctypes.data % tool.SPOOL_ALIGN == 0
+
+
+@pytest.mark.parametrize("argv, gxx, want", [
+    ([], "/usr/bin/g++", "checker"),
+    (["--host-only"], "/usr/bin/g++", "checker"),
+    (["--host-only"], None, "model"),
+    (["--reference", "tests.alternative_backends:ZcmaskFieldReading"], "/usr/bin/g++", "model"),
+    (["--numerics", "model"], "/usr/bin/g++", "model"),
+])
+def test_the_numerics_default_follows_the_reference_and_the_compiler(monkeypatch, argv, gxx, want):
+    """The checker needs the oracle's operands, and with --host-only a C++ compiler."""
+    import argparse
+
+    import conformance.cli.campaign as cli_campaign
+
+    monkeypatch.setattr(cli_campaign.shutil, "which", lambda name: gxx)
+    parser = argparse.ArgumentParser()
+    cli_campaign.add(parser.add_subparsers())
+    assert cli_campaign.numerics_for(parser.parse_args(["campaign", "--json", "r.json", *argv])) == want
+
+
+def test_the_checker_with_another_reference_is_refused_in_one_line(tmp_path, capsys):
+    """Refused before anything runs, and before the GPU is looked for (none here)."""
+    from conformance.cli import main
+
+    argv = ["campaign", "--numerics", "checker", "--reference", "tests.alternative_backends:ZcmaskFieldReading",
+            "--json", str(tmp_path / "r.json")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--numerics checker computes D from the oracle's operands: it needs --reference oracle" in err[0]
+    assert not (tmp_path / "r.json").exists()

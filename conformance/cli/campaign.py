@@ -99,6 +99,7 @@ def numerics_for(args: argparse.Namespace) -> str:
 
 
 def cmd_campaign(args: argparse.Namespace) -> int:
+    numerics = numerics_for(args)  # bad usage is said before the GPU is looked for
     if not args.host_only:
         hopper_gpu_or_skip("campaign")
     devices = devices_for(args)
@@ -107,7 +108,7 @@ def cmd_campaign(args: argparse.Namespace) -> int:
     from oracles.numerics.checker import CrossCheckError
 
     settings = tool.Settings(args.programs, args.seed, args.data_sets, not args.no_batch_oracle, default_directory(), args.shard,
-                             reference=args.reference, profile=args.profile, numerics=numerics_for(args),
+                             reference=args.reference, profile=args.profile, numerics=numerics,
                              cross_check_every=args.cross_check_every)
     launcher = tool.HOST_ONLY if args.host_only else tool.GPU_LAUNCHER
     try:
