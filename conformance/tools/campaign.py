@@ -32,8 +32,8 @@ the cases of the launch it was running (as errors naming the GPU and what happen
 the chunk's other launches out again. The other GPUs keep working meanwhile.
 
 Every stage is timed (`conformance.tools.stages`): in the producers draw, reference (the
-operands, with the checker), kernel text, assemble, pack, model (the checker's sample), spool and
-wait (blocked on the bound); in the GPU workers read (the spool file), load (kernels), copy in,
+operands, with the checker), kernel text, assemble, pack (with the checker, its operands too),
+model (the checker's sample), spool and wait (blocked on the bound); in the GPU workers read (the spool file), load (kernels), copy in,
 launch, read back, reference (the checker) and compare (words with words: D is unpacked only for a
 program that mismatches); in the main process,
 dispatch. The report holds them with the GPUs (programs, launches, busy seconds, restarts), the
@@ -283,7 +283,7 @@ def prepare(chunk: int, settings: Settings, cache: KernelCache, stages: Stages) 
             except UnsupportedProgram as err:
                 errors += [error_entry(p, str(err), inputs) for p in group_programs]
                 continue
-        with stages("model" if settings.numerics == CHECKER else "reference"):
+        with stages("pack" if settings.numerics == CHECKER else "reference"):  # the checker's operands are packed
             try:
                 expected, group_operands = expected_of(members, made, sample, batch.form)
             except ValueError as err:  # e.g. a profile with no datapath for the group's formats
