@@ -15,11 +15,11 @@ from conformance.core.isa.targets import TCGEN05_TARGETS
 from conformance.core.legality import check
 from conformance.harness.coverage import coverage
 from conformance.harness.runner import execute, target_with
-from device.assembler import AssemblerUnavailable, assembler_version
 from generators import instructions as legal
 from generators.programs import data_movement_forms, data_movement_programs
 from generators.sampling import draw_examples
 from oracles.execute import run
+from tests.conftest import needs_assembler
 
 FORMS = data_movement_forms()
 
@@ -82,11 +82,8 @@ def test_the_data_movement_heat_map_counts_each_programs_forms(programs):
     assert [cell for cell, ok in applicable.items() if not ok] == [(f"tcgen05.ld.red.{t}", "sm_100a") for t in dm.LD_RED_TYPES]
 
 
+@needs_assembler
 def test_ptxas_assembles_every_form(programs):
-    try:
-        assembler_version()
-    except AssemblerUnavailable as e:
-        pytest.skip(str(e))
     results = execute(list(programs.values()), ["ptxas"]).results["ptxas"]
     assert [r.status for r in results] == ["pass"] * len(programs), [r.detail for r in results if r.status != "pass"]
     by_instruction = [r for r, p in zip(results, programs.values()) if any(op.OP in ("tcgen05.ld", "tcgen05.st") for op in p.ops)]

@@ -24,8 +24,10 @@ from conformance.tools.numerics_measure import (
     smem_images_for,
 )
 from conformance.tools.stages import Stages
+from device.assembler import assemble
 from device.registers import pack_registers, unpack_registers
 from oracles.numerics import inner_product
+from tests.conftest import needs_assembler
 
 LANES = np.arange(32)
 GROUP, THREAD_IN_GROUP = LANES // 4, LANES % 4
@@ -103,14 +105,10 @@ def test_wgmma_image_is_the_no_swizzle_k_major_layout():
                 assert image[byte // 2] == matrix[row, k]
 
 
+@needs_assembler
 def test_every_kernel_assembles_for_sm_90a():
-    assembler = pytest.importorskip("device.assembler")
-    try:
-        assembler.assembler_version()
-    except assembler.AssemblerUnavailable as e:
-        pytest.skip(str(e))
     for c in COMBINATIONS:
-        result = assembler.assemble(kernel_source(c), "sm_90a")
+        result = assemble(kernel_source(c), "sm_90a")
         assert result.ok, (c.id, result.diagnostics[:2])
 
 

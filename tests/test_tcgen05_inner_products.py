@@ -13,9 +13,11 @@ import pytest
 from conformance.tools import numerics_measure as measure
 from conformance.tools.stages import Stages
 from device import tcgen05_inner_products as tc
+from device.assembler import assemble
 from oracles.execute import run
 from oracles.numerics import inner_product
 from generators.numeric_vectors import mix
+from tests.conftest import needs_assembler
 
 REPRESENTATIVE = ["tcgen05.f16.f16.f32", "tcgen05.f8f6f4.e3m2.f16", "tcgen05.mxf4nvf4.e2m1.f32.block16.ue4m3",
                   "tcgen05.mxf4.e2m1.f32.block32.ue8m0.k96", "tcgen05.i8.s8.s32.satfinite"]
@@ -41,15 +43,11 @@ def test_forms_cover_every_kind_format_and_scale_vector():
     assert {"tcgen05.mxf4.e2m1.f32.block32.ue8m0.k96", "tcgen05.mxf4nvf4.e2m1.f32.block16.ue4m3.k96"} <= ids103
 
 
+@needs_assembler
 def test_every_batch_kernel_assembles_for_its_targets():
-    assembler = pytest.importorskip("device.assembler")
-    try:
-        assembler.assembler_version()
-    except assembler.AssemblerUnavailable as e:
-        pytest.skip(str(e))
     for target in ("sm_100a", "sm_103a"):
         for f in tc.forms(target):
-            result = assembler.assemble(f.kernel(), target)
+            result = assemble(f.kernel(), target)
             assert result.ok, (f.id, target, result.diagnostics[:2])
 
 

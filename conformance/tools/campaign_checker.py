@@ -21,6 +21,7 @@ from typing import Sequence
 
 import numpy as np
 
+from conformance.tools.numerics_gpucheck import checker_kernels_source
 from device.hopper_batch import d_word_elements, unpack_d
 from device.ptx.kernels import HopperForm
 from oracles.numerics import checker
@@ -138,15 +139,6 @@ def disagreement(ops: Operands, form: HopperForm, words: np.ndarray, label: str)
             f"model={int(ops.sample_d[s, m, n]):#x}")
 
 
-@cache
-def kernel_source() -> str:
-    """The checker kernels' CUDA source with the headers they need."""
-    from device.check_kernels import source
-    from generators import numeric_stream
-
-    return source(numeric_stream.C_SOURCE.read_text(), checker.C_SOURCE.read_text())
-
-
 def _scalars(ops: Operands, table: np.ndarray, bits: int) -> list[int]:
     """The kernel's scalar arguments, in order: P, M, N, K_B, B's, C's and the columns' offsets,
     sparse, words per program, elements per word, bits per element."""
@@ -167,7 +159,7 @@ class GpuReference:
         from device.check_kernels import compile_cubin
 
         self.gpu, self.seconds = gpu, seconds
-        self.kernel = gpu.load_cubin(compile_cubin(kernel_source(), arch)).get_kernel("reference_products")
+        self.kernel = gpu.load_cubin(compile_cubin(checker_kernels_source(), arch)).get_kernel("reference_products")
         self.constants: dict[bytes, object] = {}  # parameters, word tables: copied once, kept on the GPU
 
     def constant(self, x: np.ndarray):
@@ -200,7 +192,7 @@ class HostReference:
     def __init__(self, directory: str | None = None):
         from device.check_kernels import host_library
 
-        self.library = host_library(kernel_source(), directory or tempfile.mkdtemp(prefix="campaign-checker-"))
+        self.library = host_library(checker_kernels_source(), directory or tempfile.mkdtemp(prefix="campaign-checker-"))
 
     def __call__(self, ops: Operands, form: HopperForm) -> np.ndarray:
         """As `GpuReference`, computed on the CPU."""

@@ -142,8 +142,15 @@ def decode_mismatch(c: Combination, seed: int, profile: str | Profile, record: n
 
 
 @cache
+def checker_kernels_source() -> str:
+    """The checker kernels' CUDA source (`device.check_kernels.source`) with the two headers they
+    need: the operand stream (`generators/numeric_stream.h`) and the checker (`checker.h`)."""
+    return source(numeric_stream.C_SOURCE.read_text(), checker.C_SOURCE.read_text())
+
+
+@cache
 def _cubin() -> bytes:
-    return compile_cubin(source(numeric_stream.C_SOURCE.read_text(), checker.C_SOURCE.read_text()), TARGET)
+    return compile_cubin(checker_kernels_source(), TARGET)
 
 
 def run_combination(gpu, module, c: Combination, count: int, sample: int, seed: int, profile: str,

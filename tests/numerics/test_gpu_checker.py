@@ -115,11 +115,11 @@ def test_a_mutant_datapath_fails_the_cross_check(host, cid, change, count):
 @pytest.fixture(scope="module")
 def kernels(tmp_path_factory):
     """The CUDA kernels compiled for the CPU (device.check_kernels.HOST_STAND_IN), through ctypes."""
-    from device.check_kernels import host_library, source
+    from device.check_kernels import host_library
 
     if shutil.which("g++") is None:
         pytest.skip("g++ not found")
-    return host_library(source(ns.C_SOURCE.read_text(), checker.C_SOURCE.read_text()), str(tmp_path_factory.mktemp("kernels")))
+    return host_library(gc.checker_kernels_source(), str(tmp_path_factory.mktemp("kernels")))
 
 
 def _ptr(x: np.ndarray):
