@@ -12,6 +12,14 @@ bit for bit, counts checked elements and mismatches (atomics), records the first
 (A [P, M, K], B [P, N, K_B], C [P, M, N] in one buffer; a structured-sparse A's rows select their
 B elements by `columns` [P, M, K], bytes after them) with the checker, straight into the words the campaign's tensor-core kernel
 stores (a table gives each word's elements), so that a campaign compares words with words.
+The stream data sets' kernels draw a whole program's data on the device, each byte a pure function
+of (seed, tile, row, column) that `generators.stream_operands` (their numpy twin) redraws on the
+host: `stream_words` the register or shared-memory words of a program from its word table (operand
+bytes by `so_code`, exact-table or `ns_code` codes; filler bytes; zero bytes), `stream_metadata`
+the structured-sparse metadata word of each thread (legal nibbles; unselected threads' words
+random), `stream_columns` the logical column of each stored A element that metadata selects,
+`stream_operand` one operand's codes [P, rows, cols] (redrawn, or read back from the programs'
+images through an address map) and `differing_words` the count of unequal words of each program.
 The operand stream and the checker are C headers of other floors (`generators/numeric_stream.h`,
 `oracles/numerics/checker.h`): the caller passes their text to `source`."""
 
@@ -115,6 +123,125 @@ extern "C" __global__ void reference_products(const long long* checker, unsigned
     out[i] = word;
   }
 }
+// Stream data sets (the numpy twin: generators/stream_operands.py). so_code draws element (row, col)
+// of operand op (0 A, 1 B, 2 C) of a tile: ns_code, or with `exact` a code of the operand's table
+// (A's, B's and C's concatenated in exact_codes, their lengths in exact_lengths) picked by the
+// element's hash. B draws from params_b, A and C from params_a.
+#define SO_OP_FILLER 3
+#define SO_OP_METADATA 4
+#define SO_OP_UNSELECTED 5
+
+__device__ inline unsigned so_code(const ns_params* a, const ns_params* b, unsigned exact, const unsigned* exact_codes,
+                                   const unsigned* exact_lengths, int op, ns_u64 tile, int row, int col) {
+  const ns_params* p = op == NS_OP_B ? b : a;
+  if (!exact) return ns_code(p, op, tile, row, col);
+  unsigned start = 0;
+  for (int o = 0; o < op; o++) start += exact_lengths[o];
+  return exact_codes[start + ns_element_hash(ns_row_key(p, op, tile, row), col) % exact_lengths[op]];
+}
+
+// Word i of a per-tile stream of its own (filler bytes, unselected threads' metadata words).
+__device__ inline unsigned so_stream_word(const ns_params* a, int op, ns_u64 tile, ns_u64 i) {
+  return (unsigned)ns_mix(ns_row_key(a, op, tile, 0) + i);
+}
+
+// Metadata nibble g of row m: one of the legal nibbles (0b0100, 0b1110 for field_bits 2; the six
+// 2:4 index pairs for field_bits 1), packed four bits each into one constant.
+__device__ inline unsigned so_nibble(const ns_params* a, ns_u64 tile, int row, int g, unsigned field_bits) {
+  ns_u64 h = ns_element_hash(ns_row_key(a, SO_OP_METADATA, tile, row), g);
+  return field_bits == 2 ? (unsigned)((0xE4u >> (4 * (h % 2))) & 15) : (unsigned)((0xED9C84u >> (4 * (h % 6))) & 15);
+}
+
+extern "C" __global__ void stream_words(const ns_u64* params_a, const ns_u64* params_b, unsigned exact,
+                                        const unsigned* exact_codes, const unsigned* exact_lengths, unsigned programs,
+                                        const ns_u64* tiles, const unsigned* table_at, const int* tables, unsigned words,
+                                        unsigned* out) {
+  ns_params a = ns_from_array(params_a), b = ns_from_array(params_b);
+  ns_u64 total = (ns_u64)programs * words;
+  for (ns_u64 i = blockIdx.x * (ns_u64)blockDim.x + threadIdx.x; i < total; i += (ns_u64)gridDim.x * blockDim.x) {
+    ns_u64 p = i / words, tile = tiles[p];
+    unsigned w = (unsigned)(i % words), word = 0, code = 0;
+    const int* row = tables + ((ns_u64)table_at[p] + w) * 4;  // this program's table, word w
+    int last = -1;
+    for (int byte = 0; byte < 4; byte++) {
+      int e = row[byte];  // op << 24 | row << 16 | col << 8 | byte of the element, or -1: a zero byte
+      if (e < 0) continue;
+      int op = (e >> 24) & 3;
+      if ((e >> 8) != last) {  // a filler entry's "code" is the filler word of (tile, w)
+        code = op == SO_OP_FILLER ? so_stream_word(&a, SO_OP_FILLER, tile, w)
+                                  : so_code(&a, &b, exact, exact_codes, exact_lengths, op, tile, (e >> 16) & 0xFF, (e >> 8) & 0xFF);
+        last = e >> 8;
+      }
+      int from = op == SO_OP_FILLER ? byte : (e & 3);
+      word |= ((code >> (8 * from)) & 0xFFu) << (8 * byte);
+    }
+    out[i] = word;
+  }
+}
+
+extern "C" __global__ void stream_metadata(const ns_u64* params_a, unsigned programs, const ns_u64* tiles, unsigned threads,
+                                           const int* cells, unsigned values, const unsigned char* selected,
+                                           unsigned field_bits, unsigned k_logical, unsigned* out, unsigned program_stride,
+                                           unsigned thread_stride, unsigned offset) {
+  ns_params a = ns_from_array(params_a);
+  const unsigned per_nibble = 4 / field_bits, mask = (1u << field_bits) - 1, spacing = 32 / values;
+  ns_u64 total = (ns_u64)programs * threads;
+  for (ns_u64 i = blockIdx.x * (ns_u64)blockDim.x + threadIdx.x; i < total; i += (ns_u64)gridDim.x * blockDim.x) {
+    ns_u64 p = i / threads, tile = tiles[p];
+    unsigned t = (unsigned)(i % threads), word = 0;
+    if (!selected[t]) {
+      word = so_stream_word(&a, SO_OP_UNSELECTED, tile, t);
+    } else {
+      for (unsigned v = 0; v < values; v++) {  // cell: logical metadata element row * k_logical + col
+        unsigned cell = (unsigned)cells[t * values + v], col = cell % k_logical;
+        unsigned nibble = so_nibble(&a, tile, (int)(cell / k_logical), (int)(col / per_nibble), field_bits);
+        word |= ((nibble >> (field_bits * (col % per_nibble))) & mask) << (v * spacing);
+      }
+    }
+    out[p * program_stride + (ns_u64)t * thread_stride + offset] = word;
+  }
+}
+
+extern "C" __global__ void stream_columns(const ns_u64* params_a, unsigned programs, const ns_u64* tiles, unsigned rows,
+                                          unsigned k_stored, unsigned field_bits, unsigned char* out) {
+  ns_params a = ns_from_array(params_a);
+  ns_u64 total = (ns_u64)programs * rows * k_stored;
+  for (ns_u64 i = blockIdx.x * (ns_u64)blockDim.x + threadIdx.x; i < total; i += (ns_u64)gridDim.x * blockDim.x) {
+    ns_u64 p = i / ((ns_u64)rows * k_stored);
+    unsigned m = (unsigned)(i / k_stored % rows), j = (unsigned)(i % k_stored);
+    // tf32: which half of pair j; 2:4: index j % 2 of the nibble of group j / 2
+    out[i] = field_bits == 2 ? (unsigned char)(2 * j + ((so_nibble(&a, tiles[p], m, j, 2) & 3) >> 1))
+                             : (unsigned char)(4 * (j / 2) + ((so_nibble(&a, tiles[p], m, j / 2, 1) >> (2 * (j % 2))) & 3));
+  }
+}
+
+extern "C" __global__ void stream_operand(const ns_u64* params_a, const ns_u64* params_b, unsigned exact,
+                                          const unsigned* exact_codes, const unsigned* exact_lengths, unsigned op,
+                                          unsigned programs, const ns_u64* tiles, unsigned rows, unsigned cols,
+                                          const unsigned char* images, ns_u64 image_bytes, const unsigned* address_at,
+                                          const unsigned* addresses, unsigned element_bytes, unsigned* out) {
+  ns_params a = ns_from_array(params_a), b = ns_from_array(params_b);
+  ns_u64 total = (ns_u64)programs * rows * cols;
+  for (ns_u64 i = blockIdx.x * (ns_u64)blockDim.x + threadIdx.x; i < total; i += (ns_u64)gridDim.x * blockDim.x) {
+    ns_u64 p = i / ((ns_u64)rows * cols);
+    unsigned e = (unsigned)(i % ((ns_u64)rows * cols)), value = 0;
+    if (images != nullptr) {  // the element as the program's image holds it, little-endian
+      const unsigned char* at = images + p * image_bytes + addresses[(ns_u64)address_at[p] + e];
+      for (unsigned k = 0; k < element_bytes; k++) value |= (unsigned)at[k] << (8 * k);
+    } else {
+      value = so_code(&a, &b, exact, exact_codes, exact_lengths, (int)op, tiles[p], (int)(e / cols), (int)(e % cols));
+    }
+    out[i] = value;
+  }
+}
+
+extern "C" __global__ void differing_words(unsigned programs, unsigned words, const unsigned* a, const unsigned* b,
+                                           unsigned* counts) {
+  ns_u64 total = (ns_u64)programs * words;
+  for (ns_u64 i = blockIdx.x * (ns_u64)blockDim.x + threadIdx.x; i < total; i += (ns_u64)gridDim.x * blockDim.x) {
+    if (a[i] != b[i]) atomicAdd(&counts[i / words], 1u);
+  }
+}
 """
 
 
@@ -137,6 +264,11 @@ static const stand_in_dim3 threadIdx = {0, 0, 0}, blockIdx = {0, 0, 0}, blockDim
 static inline void __syncthreads() {}
 static inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v) {
   unsigned long long old = *p;
+  *p += v;
+  return old;
+}
+static inline unsigned atomicAdd(unsigned* p, unsigned v) {
+  unsigned old = *p;
   *p += v;
   return old;
 }

@@ -152,17 +152,29 @@ def _int_elements(family, h):
     return np.choose(family, [h & _U(0xFF), extreme, small]).astype(np.uint32)
 
 
-def codes(params: np.ndarray, op: int, tiles: np.ndarray, rows: int, cols: int) -> np.ndarray:
-    """Raw codes [len(tiles), rows, cols] (uint32) of operand `op` (OP_A: A[m][k], OP_B: B[n][k],
-    OP_C: C[m][n]) of the given global tile indices, exactly as `ns_code` draws them."""
+def row_keys(params: np.ndarray, op: int, tiles: np.ndarray, rows: int) -> np.ndarray:
+    """`ns_row_key` of rows 0 .. rows-1 of the given tiles under stream `op` (uint64 [len(tiles), rows, 1]):
+    the key every element hash of a row starts from (ops beyond OP_C name other streams of the same seed)."""
     p = np.asarray(params, dtype=np.uint64)
     seed, combination = p[0], p[1]
     stream = mix(mix(np.array([seed]))[0:1] ^ ((combination << _U(8)) | _U(op)))
     tile = np.asarray(tiles, dtype=np.uint64)[:, None, None]
     row = np.arange(rows, dtype=np.uint64)[None, :, None]
+    return mix(stream ^ ((tile << _U(8)) | row))
+
+
+def element_hashes(keys: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """`ns_element_hash` of row keys and columns (uint64, broadcast)."""
+    return mix(keys + np.asarray(cols, dtype=np.uint64) + _U(1))
+
+
+def codes(params: np.ndarray, op: int, tiles: np.ndarray, rows: int, cols: int) -> np.ndarray:
+    """Raw codes [len(tiles), rows, cols] (uint32) of operand `op` (OP_A: A[m][k], OP_B: B[n][k],
+    OP_C: C[m][n]) of the given global tile indices, exactly as `ns_code` draws them."""
+    p = np.asarray(params, dtype=np.uint64)
     col = np.arange(cols, dtype=np.uint64)[None, None, :]
-    key = mix(stream ^ ((tile << _U(8)) | row))
-    h = mix(key + col + _U(1))
+    key = row_keys(p, op, tiles, rows)
+    h = element_hashes(key, col)
     if op == OP_C:
         return _c_elements(_Fmt(p[8:14]), h)
     f = _Fmt(p[2:8])
@@ -170,7 +182,7 @@ def codes(params: np.ndarray, op: int, tiles: np.ndarray, rows: int, cols: int) 
         return _int_elements(_slot(INT_ROWS, key), h)
     family = np.broadcast_to(_slot(FLOAT_ROWS, key), h.shape)
     out = _float_elements(f, family, key, h)
-    pair = mix(key + (col & ~_U(1)) + _U(1))
+    pair = element_hashes(key, col & ~_U(1))
     cancel = np.broadcast_to(f.cluster(key, pair), h.shape)
     if op == OP_A:
         flip = np.uint32(1 << (f.exp_bits + f.frac_bits + f.field_shift))
