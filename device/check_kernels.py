@@ -19,7 +19,8 @@ bytes by `so_code`, exact-table or `ns_code` codes; filler bytes; zero bytes), `
 the structured-sparse metadata word of each thread (legal nibbles; unselected threads' words
 random), `stream_columns` the logical column of each stored A element that metadata selects,
 `stream_operand` one operand's codes [P, rows, cols] (redrawn, or read back from the programs'
-images through an address map) and `differing_words` the count of unequal words of each program.
+images through an address map), `operand_masks` each program's imm-scale and scale-d applied to
+them, and `differing_words` the count of unequal words of each program.
 The operand stream and the checker are C headers of other floors (`generators/numeric_stream.h`,
 `oracles/numerics/checker.h`): the caller passes their text to `source`."""
 
@@ -240,6 +241,16 @@ extern "C" __global__ void differing_words(unsigned programs, unsigned words, co
   ns_u64 total = (ns_u64)programs * words;
   for (ns_u64 i = blockIdx.x * (ns_u64)blockDim.x + threadIdx.x; i < total; i += (ns_u64)gridDim.x * blockDim.x) {
     if (a[i] != b[i]) atomicAdd(&counts[i / words], 1u);
+  }
+}
+
+extern "C" __global__ void operand_masks(unsigned programs, unsigned per_program, unsigned* words, const unsigned* masks,
+                                         unsigned keep) {
+  // each program's words xor its mask (imm-scale -1: sign bits flipped), or with `keep` and its mask (scale-d)
+  ns_u64 total = (ns_u64)programs * per_program;
+  for (ns_u64 i = blockIdx.x * (ns_u64)blockDim.x + threadIdx.x; i < total; i += (ns_u64)gridDim.x * blockDim.x) {
+    unsigned mask = masks[i / per_program];
+    words[i] = keep ? (words[i] & mask) : (words[i] ^ mask);
   }
 }
 """

@@ -62,10 +62,7 @@ def pack(programs: Sequence[Program]) -> Batch:
     for i, p in enumerate(programs):
         for segment in p.smem:
             images[i, segment.offset:segment.offset + len(segment.data)] = np.frombuffer(segment.data, np.uint8)
-    ops = [p.ops[0] for p in programs]
-    control = np.zeros((len(programs), HOPPER_CONTROL_BYTES), np.uint8)
-    control[:, :16] = np.array([(getattr(q, "a_desc", 0), getattr(q, "b_desc", 0)) for q in ops], "<u8").view(np.uint8)
-    control[:, 16:20] = np.array([[int(getattr(q, "scale_d", True))] for q in ops], "<u4").view(np.uint8)
+    control = control_records([p.ops[0] for p in programs])
 
     def matrices(name: str, shape: tuple[int, int]) -> np.ndarray:
         return np.stack([m if (m := p.matrix(name)) is not None else np.zeros(shape, np.uint32) for p in programs])
@@ -77,6 +74,32 @@ def pack(programs: Sequence[Program]) -> Batch:
     registers[:, :, :words.shape[1]] = words.transpose(0, 2, 1)
     registers[:, :, -1] = matrices("e", (form.threads, 1))[:, :, 0]
     return Batch(form, size, images, control, registers)
+
+
+def control_records(ops: Sequence[WgmmaMma | MmaSp]) -> np.ndarray:
+    """Each instruction's control record [B, 32] bytes: the A and B descriptors, then scale-d."""
+    control = np.zeros((len(ops), HOPPER_CONTROL_BYTES), np.uint8)
+    control[:, :16] = np.array([(getattr(q, "a_desc", 0), getattr(q, "b_desc", 0)) for q in ops], "<u8").view(np.uint8)
+    control[:, 16:20] = np.array([[int(getattr(q, "scale_d", True))] for q in ops], "<u4").view(np.uint8)
+    return control
+
+
+def register_bytes(form: HopperForm) -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """Where each byte of the register operands lies in a program's input words [threads,
+    words_in] viewed as bytes: per operand (matrix name, in `register_layouts` order), the flat byte
+    index of each byte of each element, with the element's row and column and the byte's place in
+    it (the element at bit j * bits of word r holds bytes j * bits / 8 on; `pack`'s layout)."""
+    placed, word = [], 0
+    for name, fragment, bits in register_layouts(form.op):
+        rows, cols = register_elements(fragment, bits)  # [registers, threads, per register]
+        registers, threads, per = rows.shape
+        width = bits // 8
+        r, t, j, b = np.meshgrid(np.arange(registers), np.arange(threads), np.arange(per), np.arange(width), indexing="ij")
+        flat = (t * form.words_in + word + r) * 4 + j * width + b
+        spread = lambda x: np.broadcast_to(x[..., None], flat.shape).ravel()  # noqa: E731
+        placed.append((name, flat.ravel(), spread(rows), spread(cols), b.ravel()))
+        word += registers
+    return placed
 
 
 def unpack_d(form: HopperForm, out: np.ndarray) -> np.ndarray:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -61,6 +61,10 @@ class DeviceArray:
     buffer: Any
     shape: tuple[int, ...]
     dtype: np.dtype
+
+    def pointer(self, offset: int = 0) -> np.uint64:
+        """The device address `offset` bytes into the buffer, as a kernel argument."""
+        return np.uint64(int(self.buffer.handle) + offset)
 
 
 class Gpu:
@@ -134,6 +138,19 @@ class Gpu:
         self.stream.sync()
         if out.nbytes:
             _check(driver.cuMemcpyDtoH(out.ctypes.data, int(array.buffer.handle), out.nbytes))
+        return out
+
+    def to_host_rows(self, array: DeviceArray, rows: Sequence[int]) -> np.ndarray:
+        """Rows (along the first axis) of a device array, one copy each: a few rows of a large
+        result without copying the rest."""
+        from cuda.bindings import driver
+
+        row_bytes = int(np.prod(array.shape[1:], dtype=np.int64)) * array.dtype.itemsize
+        out = np.empty((len(rows),) + tuple(array.shape[1:]), array.dtype)
+        self.stream.sync()
+        for i, row in enumerate(rows):
+            if row_bytes:
+                _check(driver.cuMemcpyDtoH(out[i].ctypes.data, int(array.buffer.handle) + int(row) * row_bytes, row_bytes))
         return out
 
     def launch(self, kernel, grid: int, block: int, shared_bytes: int, *args, cluster: int | None = None) -> None:

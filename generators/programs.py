@@ -231,7 +231,7 @@ METADATA_NIBBLES = {16: (0b0100, 0b1000, 0b1100, 0b1001, 0b1101, 0b1110), 32: (0
 
 # A few metadata fragments, the same for every sparse program of a form.
 @memo(maxsize=64)
-def _metadata_packing(fragment, k: int) -> tuple[np.ndarray, np.ndarray]:
+def metadata_packing(fragment, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Where each thread's metadata values lie in the rows x K fields, as flat indices [threads,
     values], and each value's weight in its word (1 << its bit offset, int64 [values]): a thread's
     word is its fields at those cells times the weights (the fields do not overlap). Read-only."""
@@ -254,7 +254,7 @@ def _sparse_metadata(rng: np.random.Generator, fragment, bits: int, k: int, sele
         fields = ((nibbles[..., None] >> np.arange(4)) & 1).reshape(m, k)
         pairs = np.stack([nibbles & 3, nibbles >> 2], axis=-1)
         positions = (4 * np.arange(k // 4)[:, None] + pairs).reshape(m, k // 2)
-    cells, weights = _metadata_packing(fragment, k)
+    cells, weights = metadata_packing(fragment, k)
     words = (fields.reshape(-1)[cells] @ weights).astype(np.uint32)
     ignored = ~selected_threads(fragment, selector)
     words[ignored] = rng.integers(0, 2**32, int(ignored.sum()), dtype=np.uint32)
@@ -299,6 +299,11 @@ def _hopper_ops(target: str, forms: str) -> st.SearchStrategy[WgmmaMma | MmaSp]:
                          legal.mma_sp(target).filter(lambda o: hopper_isa.mma_sp_family(o.atype) != "i4"
                                                      and (o.atype == o.btype or hopper_isa.mma_sp_family(o.atype) != "f8")))
     return st.one_of(legal.wgmma(target, reach="compact"), legal.mma_sp(target))
+
+
+def hopper_instructions(target: str = "sm_90a", forms: str = "any") -> st.SearchStrategy[WgmmaMma | MmaSp]:
+    """The instructions `hopper_programs` draws (see there for `forms`), without operand data."""
+    return _hopper_ops(target, forms)
 
 
 @st.composite

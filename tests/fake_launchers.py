@@ -38,8 +38,13 @@ class Misbehaving(HostOnlyLauncher):
         self.name = f"stand-in GPU {index}"
 
     def launch(self, group):
+        return self.misbehave(super().launch(group))
+
+    def stream_launch(self, group, expected):
+        return self.misbehave(super().stream_launch(group, expected))
+
+    def misbehave(self, words):
         self.launches += 1
-        words = super().launch(group)
         if self.index != self.target or self.launches != 1 or not _first(f"{self.how}-{self.index}"):
             return words
         if self.how == "raise":
@@ -98,6 +103,17 @@ class WrongChecker(HostOnlyLauncher):
         return wrong
 
     def launch(self, group):
+        return self.right
+
+    def stream_reference(self, ops, form):
+        right = super().stream_reference(ops, form)
+        self.right = right
+        wrong = right.copy()
+        if len(wrong) > self.program:
+            wrong[self.program].flat[3] ^= 1
+        return wrong
+
+    def stream_launch(self, group, expected):
         return self.right
 
 

@@ -53,6 +53,12 @@ def add(sub) -> None:
                           "evaluating every --cross-check-every-th program and the run stopping (exit 3) on any difference; "
                           "model, the reference computes every D on the host (default checker with the oracle as the "
                           "reference, and with --host-only g++ on the PATH; else model)")
+    cam.add_argument("--draw", choices=("gpu", "host"),
+                     help="where each data set's operands are drawn: gpu, on each GPU from the counter-based operand "
+                          "stream (generators/stream_data_sets.py; the host draws instructions only, and rebuilds the "
+                          "sampled and the failing programs exactly; with --host-only its numpy twin draws them), checked "
+                          "by the integer checker; host, by the generators on the host (default gpu with --numerics "
+                          "checker, else host)")
     cam.add_argument("--cross-check-every", type=count(1, 10**6, "cross-check interval"), default=16, metavar="N",
                      help="with --numerics checker, the Python model also evaluates every N-th program of each chunk of "
                           "200, the first included (default 16)")
@@ -98,8 +104,18 @@ def numerics_for(args: argparse.Namespace) -> str:
     return "model" if args.host_only and shutil.which("g++") is None else "checker"
 
 
+def draw_for(args: argparse.Namespace, numerics: str) -> str:
+    """--draw, defaulted: data sets drawn on the GPU need the checker (UsageError when --draw gpu
+    asks for the model)."""
+    if args.draw == "gpu" and numerics != "checker":
+        raise UsageError("--draw gpu checks D with the integer checker: it needs --numerics checker (and the oracle as "
+                         "the reference, and with --host-only g++)")
+    return args.draw or ("gpu" if numerics == "checker" else "host")
+
+
 def cmd_campaign(args: argparse.Namespace) -> int:
     numerics = numerics_for(args)  # bad usage is said before the GPU is looked for
+    draw = draw_for(args, numerics)
     if not args.host_only:
         hopper_gpu_or_skip("campaign")
     devices = devices_for(args)
@@ -109,7 +125,7 @@ def cmd_campaign(args: argparse.Namespace) -> int:
 
     settings = tool.Settings(args.programs, args.seed, args.data_sets, not args.no_batch_oracle, default_directory(), args.shard,
                              reference=args.reference, profile=args.profile, numerics=numerics,
-                             cross_check_every=args.cross_check_every)
+                             cross_check_every=args.cross_check_every, draw=draw)
     launcher = tool.HOST_ONLY if args.host_only else tool.GPU_LAUNCHER
     try:
         report = tool.campaign(settings, args.jobs, devices, launcher, args.cases, args.timeout, keep_cache=not args.no_cache)

@@ -71,11 +71,16 @@ from conformance.harness.backends.base import Observation
 from conformance.harness.backends.registry import DEFAULT_REFERENCE
 from conformance.harness.judge import CaseResult, profile_for
 from conformance.tools.campaign_checker import GpuReference, HostReference, Operands, disagreement, model_sample, operands
+from conformance.tools.campaign_stream import (
+    GpuStream, StreamGroup, StreamPrograms, StreamResult, checker_differs, drawn_differently, host_draw, stream_group,
+    stream_result,
+)
 from conformance.tools.stages import Stages
 from device.hopper_batch import Batch, pack, pack_d, unpack_d
 from device.kernel_cache import KernelCache
 from device.ptx.kernels import HopperForm, UnsupportedProgram, hopper_form, hopper_kernel
-from generators.programs import INPUTS, hopper_program_sets
+from generators import stream_operands
+from generators.programs import INPUTS, hopper_instructions, hopper_program_sets
 from generators.sampling import draw_examples, seed_only_draws
 from oracles.execute import matrix_products
 from oracles.numerics.checker import CrossCheckError
@@ -93,8 +98,9 @@ CHUNK_DEATHS = 3  # worker deaths outside a launch a chunk may cause before its 
 PROGRESS_EVERY_S = 10.0
 TARGET = "sm_90a"  # wgmma is sm_90a only (PTX ISA 9.7.15, Target ISA Notes); the mma.sp kernels share it
 GPU_LAUNCHER, HOST_ONLY = "gpu", "host-only"
-GPU_STAGES = ("copy_in", "launch", "read_back", "reference")  # the launcher's seconds: the GPU's busy time
+GPU_STAGES = ("draw", "copy_in", "launch", "read_back", "reference")  # the launcher's seconds: the GPU's busy time
 CHECKER, MODEL = "checker", "model"  # what computes the expected D's inner products
+HOST_DRAW, GPU_DRAW = "host", "gpu"  # where each data set's operands are drawn
 DEFAULT_CROSS_CHECK_EVERY = 16  # with the checker, every 16th program of a chunk is also evaluated by the model
 
 
@@ -148,6 +154,11 @@ class Settings:
     profile: str | None = None
     numerics: str = MODEL
     cross_check_every: int = DEFAULT_CROSS_CHECK_EVERY
+    draw: str = HOST_DRAW
+
+    def __post_init__(self):
+        if self.draw == GPU_DRAW and self.numerics != CHECKER:
+            raise ValueError("data sets drawn on the GPU are checked by the integer checker: --draw gpu needs --numerics checker")
 
     def chunks(self) -> list[int]:
         """The chunks of this shard: chunk c belongs to shard c mod count (1-based), so the shards
@@ -185,6 +196,16 @@ def draw_chunk(chunk: int, settings: Settings) -> tuple[str, list[Program]]:
     with seed_only_draws():
         sets = draw_examples(strategy, -(-count // settings.data_sets), settings.seed * 1_000_003 + chunk)
     return inputs, [p for programs in sets for p in programs][:count]
+
+
+def draw_instructions(chunk: int, settings: Settings) -> tuple[str, list]:
+    """The inputs and instructions of one chunk whose data sets are drawn on the GPU (`--draw
+    gpu`): instructions from the run's seed and the chunk's index alone, `data_sets` programs each."""
+    inputs = INPUTS[chunk % len(INPUTS)]
+    with seed_only_draws():
+        ops = draw_examples(hopper_instructions(forms="modelled"), -(-settings.chunk_programs(chunk) // settings.data_sets),
+                            settings.seed * 1_000_003 + chunk)
+    return inputs, ops
 
 
 # --- producers: one chunk drawn, evaluated, assembled and packed ---------------------------------
@@ -298,6 +319,74 @@ def prepare(chunk: int, settings: Settings, cache: KernelCache, stages: Stages) 
              "instructions": -(-len(programs) // settings.data_sets)}, details)
 
 
+def prepare_stream(chunk: int, settings: Settings, cache: KernelCache, stages: Stages) -> tuple[dict, list]:
+    """`prepare` for data sets drawn on the GPU (`campaign_stream`): the chunk's instructions are
+    drawn; the oracle reads each one's first data set, rebuilt on the host (its judging profile,
+    whether it runs, the checker's parameters); the model evaluates every `cross_check_every`-th
+    program, rebuilt likewise; each kernel form becomes one StreamGroup of tables. Program k of the
+    chunk is instruction k // data_sets with stream tile chunk * chunk size + k."""
+    with stages("draw"):
+        inputs, ops = draw_instructions(chunk, settings)
+    count = settings.chunk_programs(chunk)
+    instruction_of = np.arange(count) // settings.data_sets
+    tiles = (chunk * settings.chunk + np.arange(count)).astype(np.uint64)
+    own_profile = "exact" if inputs == "exact" else "sm_90a"  # as hopper_data_sets gives its programs
+
+    def source(members: list[int]) -> StreamPrograms:
+        """The programs of instructions `members` of the chunk."""
+        positions = np.flatnonzero(np.isin(instruction_of, members))
+        local = np.searchsorted(members, instruction_of[positions]).astype(np.int32)
+        op = ops[members[0]]
+        spec = stream_operands.spec_for(settings.seed, op.atype, op.btype, op.dtype, inputs)
+        return StreamPrograms(tuple(ops[i] for i in members), local, tiles[positions], spec, TARGET, own_profile)
+
+    texts: dict[str, list[int]] = {}
+    errors, not_run = [], 0
+    with stages("kernel text"):
+        for i, op in enumerate(ops):
+            try:
+                texts.setdefault(hopper_kernel(hopper_form(Program(TARGET, (op,), profile=own_profile))), []).append(i)
+            except UnsupportedProgram as err:
+                errors += [error_entry(p, str(err), inputs) for p in source([i]).programs()]
+    with stages("assemble"):
+        cubins = {text: cache.get(text, TARGET) for text in texts}
+    with stages("reference"):  # the oracle reads every instruction's first data set
+        firsts = {i: source([i]).programs([0])[0] for members in texts.values() for i in members}
+        profiles = {i: profile_for(p, settings.profile) for i, p in firsts.items()}
+        products = {}
+        for profile in sorted(set(profiles.values())):
+            chosen = [i for i in firsts if profiles[i] == profile]
+            products.update(zip(chosen, matrix_products([firsts[i] for i in chosen], profile)))
+    runs = {i: isinstance(product, MatrixProduct) for i, product in products.items()}
+    not_run += int(sum(np.count_nonzero(instruction_of == i) for i, ok in runs.items() if not ok))
+    groups, details = [], []
+    for text, members in texts.items():
+        members = [i for i in members if runs[i]]
+        if not members:
+            continue
+        group_source = source(members)
+        with stages("model"):
+            positions = np.flatnonzero(np.isin(instruction_of, members))  # in the chunk, as group_source orders them
+            sampled = [k for k, position in enumerate(positions.tolist()) if position % settings.cross_check_every == 0]
+            rebuilt = group_source.programs(sampled)
+            sample_products: list = [None] * len(group_source)
+            for k, product in zip(sampled, matrix_products(rebuilt, profiles[members[0]])):
+                sample_products[k] = product if isinstance(product, MatrixProduct) else None
+            sample = model_sample(sample_products, 1)
+        first = firsts[members[0]]
+        labels = (form_of(first), input_formats(first), first.ops[0].dtype, profiles[members[0]])
+        with stages("pack"):
+            try:
+                group = stream_group(text, cubins[text], hopper_form(first), group_source, products[members[0]], sample, labels)
+            except ValueError as err:  # e.g. a profile with no datapath for the group's formats
+                errors += [error_entry(p, str(err), inputs) for p in group_source.programs()]
+                continue
+        groups.append(group)
+        details.append((group_source, None))
+    return ({"chunk": chunk, "inputs": inputs, "reference": settings.reference, "profile": settings.profile,
+             "groups": groups, "not_run": not_run, "errors": errors, "instructions": len(ops)}, details)
+
+
 def spool_files(spool: str, chunk: int) -> tuple[str, str]:
     """The two files of a prepared chunk: its launches, and its programs with their expected states."""
     path = os.path.join(spool, f"chunk-{chunk}")
@@ -356,7 +445,7 @@ def producer(settings: Settings, tasks, slots, spool: str, pipe) -> None:
             with stages("wait"):
                 slots.acquire()
             hits, assembled, assembling = cache.hits, cache.assembled, cache.assemble_seconds
-            prepared, details = prepare(chunk, settings, cache, stages)
+            prepared, details = (prepare_stream if settings.draw == GPU_DRAW else prepare)(chunk, settings, cache, stages)
             launches, programs = spool_files(spool, chunk)
             with stages("spool"):
                 write_pickle(programs, details)
@@ -387,6 +476,9 @@ class Launcher(Protocol):
     def launch(self, group: Group) -> np.ndarray:
         """The words [B, threads, words_out] the kernel stores for the group's programs."""
 
+    def stream(self, group: StreamGroup) -> StreamResult:
+        """A group of data sets drawn on the GPU, launched and checked there (`campaign_stream`)."""
+
 
 class GpuLauncher:
     """The worker's GPU (the one CUDA_VISIBLE_DEVICES leaves it), which must run sm_90a code."""
@@ -399,6 +491,7 @@ class GpuLauncher:
         self.runner = HopperRunner(self.gpu, TARGET)
         self.name, self.seconds = self.gpu.name, self.runner.seconds
         self.checker: GpuReference | None = None
+        self.streams: GpuStream | None = None
 
     def load(self, text: str, cubin: bytes) -> None:
         if text not in self.runner.kernels:
@@ -411,6 +504,11 @@ class GpuLauncher:
         if self.checker is None:  # compiled (NVRTC) when first needed
             self.checker = GpuReference(self.gpu, TARGET, self.seconds)
         return self.checker(group.operands, group.batch.form)
+
+    def stream(self, group: StreamGroup) -> StreamResult:
+        if self.streams is None:  # compiled (NVRTC) when first needed
+            self.streams = GpuStream(self.gpu, TARGET, self.seconds)
+        return self.streams(group, self.runner.kernels[group.text])
 
 
 class HostOnlyLauncher:
@@ -433,6 +531,21 @@ class HostOnlyLauncher:
 
     def launch(self, group: Group) -> np.ndarray:
         return group.expected
+
+    def stream(self, group: StreamGroup) -> StreamResult:
+        images, registers, ops = host_draw(group)
+        expected = self.stream_reference(ops, group.form)
+        return stream_result(group, images, registers, expected, self.stream_launch(group, expected))
+
+    def stream_reference(self, ops: Operands, form: HopperForm) -> np.ndarray:
+        """The checker's words for a stream group's operands (on the CPU)."""
+        if self.checker is None:  # compiled (g++) when first needed
+            self.checker = HostReference()
+        return self.checker(ops, form)
+
+    def stream_launch(self, group: StreamGroup, expected: np.ndarray) -> np.ndarray:
+        """The tensor core's words for a stream group: the checker's own."""
+        return expected
 
 
 def make_launcher(spec: str, index: int) -> Launcher:
@@ -470,29 +583,71 @@ def settle(group: Group, words: np.ndarray, chunk: dict, outcome: Outcome, detai
     expected ones; `details()` gives the group's programs and the reference's observations (None
     with the checker: the reference observes a mismatching program then), to judge a mismatch
     on D, unpacked."""
-    inputs, reference = chunk["inputs"], chunk["reference"]
-    count = len(words)
-    outcome.profiles[group.profile] += count
-    outcome.counts[f"programs ({inputs})"] += count
-    outcome.counts[f"form {group.form}"] += count
-    outcome.counts["programs"] += count
-    op = group.batch.form.op
-    ips = (16 * 8 if op.OP == "mma.sp" else 64 * op.n) * count  # D's elements (PTX ISA 9.7.14.6, 9.7.15.5)
-    for f in group.input_formats:
-        outcome.inner_products[f] += ips
-    outcome.per_accumulator[group.accumulator] += ips
-    for i in np.flatnonzero((words != group.expected).reshape(count, -1).any(axis=1)):
+    count_launched(group.form, group.batch.form.op, group.input_formats, group.accumulator, group.profile, len(words),
+                   chunk["inputs"], outcome)
+    for i in np.flatnonzero((words != group.expected).reshape(len(words), -1).any(axis=1)):
         programs, expected = details()
-        p = programs[i]
-        outcome.counts["mismatched programs"] += 1
-        observed = expected[i] if expected is not None else expected_states([p], reference, profile=chunk["profile"])[1][0]
-        result = verdict(p, reference, observed, unpack_d(group.batch.form, words[i:i + 1])[0])
-        if result.status == "pass":  # the GPU agrees with the model: the checker got this program wrong
-            raise CrossCheckError(f"case {p.case_id}: the integer checker's D differs from the Python model's, which "
-                                  "the GPU's D equals")
-        outcome.counts["mismatched words"] += result.data["diff"]["mismatched"]
-        outcome.failures.append({"case_id": p.case_id, "status": result.status, "detail": result.detail,
-                                 "label": p.label, "inputs": inputs, "diff": result.data["diff"], "program": dumps(p)})
+        observed = expected[i] if expected is not None else None
+        judge_mismatch(programs[i], observed, unpack_d(group.batch.form, words[i:i + 1])[0], chunk, outcome)
+
+
+def count_launched(form: str, op, formats: tuple[str, ...], accumulator: str, profile: str, count: int, inputs: str,
+                   outcome: Outcome) -> None:
+    """Count `count` launched programs of one kernel form (instruction `op`) by form, inputs,
+    judging profile, and their inner products by input format and accumulator."""
+    outcome.profiles[profile] += count
+    outcome.counts[f"programs ({inputs})"] += count
+    outcome.counts[f"form {form}"] += count
+    outcome.counts["programs"] += count
+    ips = (16 * 8 if op.OP == "mma.sp" else 64 * op.n) * count  # D's elements (PTX ISA 9.7.14.6, 9.7.15.5)
+    for f in formats:
+        outcome.inner_products[f] += ips
+    outcome.per_accumulator[accumulator] += ips
+
+
+def judge_mismatch(p: Program, observed: Observation | None, d: np.ndarray, chunk: dict, outcome: Outcome) -> None:
+    """Judge a program whose D differs from the checker's or the reference's, as `run` does
+    (`observed`: the reference's observation, None to observe it now); a pass means the checker
+    was wrong where the GPU was right (CrossCheckError)."""
+    inputs, reference = chunk["inputs"], chunk["reference"]
+    if observed is None:
+        observed = expected_states([p], reference, profile=chunk["profile"])[1][0]
+    result = verdict(p, reference, observed, d)
+    if result.status == "pass":  # the GPU agrees with the model: the checker got this program wrong
+        raise CrossCheckError(f"case {p.case_id}: the integer checker's D differs from the Python model's, which "
+                              "the GPU's D equals")
+    outcome.counts["mismatched programs"] += 1
+    outcome.counts["mismatched words"] += result.data["diff"]["mismatched"]
+    outcome.failures.append({"case_id": p.case_id, "status": result.status, "detail": result.detail,
+                             "label": p.label, "inputs": inputs, "diff": result.data["diff"], "program": dumps(p)})
+
+
+def settle_stream(group: StreamGroup, result: StreamResult, chunk: dict, outcome: Outcome, label: str) -> None:
+    """Check a stream launch (the GPU drew what the host rebuilds, the checker agrees with the
+    model on the sample: CrossCheckError otherwise), count it, and judge each program whose D
+    differs from the checker's, rebuilt on the host."""
+    problem = drawn_differently(group, result, label) or checker_differs(group, result, label)
+    if problem:
+        raise CrossCheckError(problem)
+    outcome.counts["cross-checked programs"] += len(group.sample)
+    outcome.counts["cross-checked inner products"] += int(group.sample_d.size)
+    count_launched(group.form_name, group.form.op, group.input_formats, group.accumulator, group.profile,
+                   group.programs, chunk["inputs"], outcome)
+    programs = group.source.programs(result.flagged)
+    for p, words in zip(programs, result.flagged_words):
+        judge_mismatch(p, None, unpack_d(group.form, words[None])[0], chunk, outcome)
+
+
+def cross_check(group: Group, label: str, outcome: Outcome) -> None:
+    """With the checker, its D of the group's sampled programs must equal the model's
+    (CrossCheckError otherwise)."""
+    if group.operands is None:
+        return
+    differs = disagreement(group.operands, group.batch.form, group.expected, label)
+    if differs:
+        raise CrossCheckError(differs)
+    outcome.counts["cross-checked programs"] += len(group.operands.sample)
+    outcome.counts["cross-checked inner products"] += int(group.operands.sample_d.size)
 
 
 def gpu_worker(index: int, device: str | None, launcher_spec: str, orders, progress, pipe) -> None:
@@ -536,29 +691,29 @@ def gpu_worker(index: int, device: str | None, launcher_spec: str, orders, progr
                 if k in skip:
                     continue
                 progress[0], progress[1], progress[2] = token, k, time.time()
+                label = f"chunk {chunk['chunk']}, launch {k} ({group.form_name if isinstance(group, StreamGroup) else group.form})"
                 try:
                     with stages("load"):
                         launcher.load(group.text, group.cubin)
-                    if group.operands is not None:
-                        group = dataclasses.replace(group, expected=launcher.reference(group))
-                    words = launcher.launch(group)
+                    if isinstance(group, StreamGroup):
+                        result = launcher.stream(group)
+                    else:
+                        if group.operands is not None:
+                            group = dataclasses.replace(group, expected=launcher.reference(group))
+                        words = launcher.launch(group)
                 except Exception as e:  # noqa: BLE001 - a CUDA error: this process's context is lost
                     progress[1] = -1
                     outcome.gpu_seconds = Counter(launcher.seconds) - before
                     pipe.send(("fault", index, token, k, one_line(e), outcome))
                     return stopped()
-                if group.operands is not None:
-                    differs = disagreement(group.operands, group.batch.form, group.expected,
-                                           f"chunk {chunk['chunk']}, launch {k} ({group.form})")
-                    if differs:
-                        pipe.send(("disagree", index, differs))
-                        return stopped()
-                    outcome.counts["cross-checked programs"] += len(group.operands.sample)
-                    outcome.counts["cross-checked inner products"] += int(group.operands.sample_d.size)
                 outcome.launches += 1
                 try:
                     with stages("compare"):
-                        settle(group, words, chunk, outcome, lambda k=k: group_details(k))
+                        if isinstance(group, StreamGroup):
+                            settle_stream(group, result, chunk, outcome, label)
+                        else:
+                            cross_check(group, label, outcome)
+                            settle(group, words, chunk, outcome, lambda k=k: group_details(k))
                 except CrossCheckError as e:
                     pipe.send(("disagree", index, str(e)))
                     return stopped()
@@ -852,7 +1007,8 @@ class Run:
         state = self.chunks[chunk]
         details = read_pickle(state.files[1])
         for k in groups:
-            for p in details[k][0]:
+            programs = details[k][0]
+            for p in programs.programs() if isinstance(programs, StreamPrograms) else programs:
                 self.outcome.counts["errors"] += 1
                 self.outcome.failures.append(error_entry(p, detail, state.inputs))
         state.skip.update(groups)
@@ -949,6 +1105,7 @@ def report(run: Run, seconds: float, evicted: int, keep_cache: bool) -> dict:
         "shard": f"{s.shard[0]}/{s.shard[1]}",
         "settings": {"chunk": s.chunk, "data_sets": s.data_sets, "batch_reference": s.batch_reference,
                      "numerics": s.numerics, "cross_check_every": s.cross_check_every if s.numerics == CHECKER else None,
+                     "draw": s.draw,
                      "kernel_cache": s.cache_dir if keep_cache else None, "jobs": run.jobs, "launcher": run.launcher,
                      "timeout_s": run.timeout_s},
         "programs": programs,

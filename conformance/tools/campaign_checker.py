@@ -147,7 +147,7 @@ def _scalars(ops: Operands, table: np.ndarray, bits: int) -> list[int]:
 
 
 @cache
-def _word_table(form: HopperForm) -> tuple[np.ndarray, int]:
+def word_table(form: HopperForm) -> tuple[np.ndarray, int]:
     return d_word_elements(form)
 
 
@@ -172,7 +172,7 @@ class GpuReference:
         """The words [P, threads, words out] the tensor core's kernel would store for the checker's D."""
         started = time.perf_counter()
         gpu = self.gpu
-        table, bits = _word_table(form)
+        table, bits = word_table(form)
         parameters, table_on_gpu = self.constant(ops.parameters), self.constant(table)
         words = gpu.to_device(ops.words)
         out = gpu.empty((ops.shape[0], form.threads, form.words_out), np.uint32)
@@ -198,7 +198,7 @@ class HostReference:
         """As `GpuReference`, computed on the CPU."""
         import ctypes
 
-        table, bits = _word_table(form)
+        table, bits = word_table(form)
         arrays = [np.ascontiguousarray(x) for x in (ops.parameters, ops.words, table)]
         parameters, words, table_at = (ctypes.c_void_p(x.ctypes.data) for x in arrays)
         out = np.empty((ops.shape[0], form.threads, form.words_out), np.uint32)

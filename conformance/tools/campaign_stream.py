@@ -1,0 +1,380 @@
+"""The campaign's stream data sets (`campaign --draw gpu`): each drawn instruction's data sets are
+drawn on the GPU from the counter-based operand stream (`generators.stream_data_sets`), so the
+host draws instructions only, never operand data, and nothing but tables crosses to the GPU.
+
+A producer draws a chunk's instructions, has the oracle read each instruction's first data set
+(rebuilt on the host: its judging profile, whether it runs, the checker's parameters) and the
+Python model evaluate every N-th program of the chunk, rebuilt the same way (the sample), and
+ships per kernel form the tables that say where each byte of a data set comes from. The GPU
+worker draws every program's shared-memory image and registers (`stream_words`,
+`stream_metadata`), reads A, B and C out of them as the layout tables place them (`stream_operand`,
+`stream_columns`; imm-scale and scale-d applied by `operand_masks`), runs the tensor core's kernel
+and the integer checker on them, and counts the words in which the two differ
+(`differing_words`). Three checks keep it honest: the sampled programs' images and registers the
+GPU drew must equal the host's rebuild byte for byte, the checker's D of the sample must equal the
+model's, and a program whose D differs is rebuilt and judged by the oracle as `run` judges it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+
+from conformance.core.instructions import MmaSp, WgmmaMma
+from conformance.core.isa.mma import TYPE_BITS
+from conformance.core.program import Program
+from conformance.tools.campaign_checker import Operands, word_table
+from device.hopper_batch import control_records, pack, register_bytes, unpack_d
+from device.ptx.kernels import HopperForm
+from generators import stream_operands as so
+from generators.stream_data_sets import Metadata, stream_layout, stream_programs
+from oracles.numerics import checker
+from oracles.numerics.matmul import MatrixProduct
+
+THREADS = 256
+GRID_LIMIT = 132 * 16  # CTAs of a drawing or checking launch (H100: 132 SMs)
+REGISTER_OPS = {"a": so.OP_A, "b": so.OP_B, "c": so.OP_C}
+
+
+@dataclass(frozen=True)
+class StreamPrograms:
+    """Programs named by stream tiles: instruction `ops[instruction_of[i]]` with data set
+    `tiles[i]` drawn under `spec`, rebuilt on demand (`programs`)."""
+
+    ops: tuple[WgmmaMma | MmaSp, ...]
+    instruction_of: np.ndarray  # int32 [P]
+    tiles: np.ndarray  # uint64 [P]
+    spec: so.StreamSpec
+    target: str
+    profile: str  # the programs' own (as generated: "exact" for exact inputs)
+
+    def __len__(self) -> int:
+        return len(self.tiles)
+
+    def programs(self, positions: np.ndarray | list[int] | None = None) -> list[Program]:
+        """The programs at `positions` (default all), in that order."""
+        positions = np.arange(len(self)) if positions is None else np.asarray(positions, np.int64)
+        out: dict[int, Program] = {}
+        for i in np.unique(self.instruction_of[positions]).tolist():
+            members = positions[self.instruction_of[positions] == i]
+            for k, p in zip(members.tolist(), stream_programs(self.ops[i], self.spec, self.tiles[members], self.target,
+                                                              self.profile)):
+                out[k] = p
+        return [out[k] for k in positions.tolist()]
+
+
+@dataclass(frozen=True)
+class StreamGroup:
+    """A launch group of stream programs (one kernel form): the kernel, the tables the GPU draws
+    from (each instruction's image table, `image_words` rows each; the form's register table; A's
+    and B's byte addresses per instruction, None for an operand in registers), each program's
+    control record and operand masks (xor A, xor B, and C: imm-scale and scale-d), the checker's
+    parameters, the shapes (M, N, K stored, K of B) and element bytes, and the sample: positions,
+    the model's D, and the images and registers the host rebuilt for them."""
+
+    text: str
+    cubin: bytes
+    form: HopperForm
+    source: StreamPrograms
+    image_tables: np.ndarray
+    image_words: int
+    register_table: np.ndarray
+    a_addresses: np.ndarray | None
+    b_addresses: np.ndarray | None
+    control: np.ndarray
+    masks: np.ndarray
+    parameters: np.ndarray
+    shape: tuple[int, int, int, int]
+    element_bytes: tuple[int, int]
+    metadata: Metadata | None
+    sample: np.ndarray
+    sample_d: np.ndarray
+    sample_images: np.ndarray
+    sample_registers: np.ndarray
+    form_name: str
+    input_formats: tuple[str, ...]
+    accumulator: str
+    profile: str
+
+    @property
+    def programs(self) -> int:
+        return len(self.source)
+
+    @property
+    def image_bytes(self) -> int:
+        return 4 * self.image_words
+
+    def table_at(self) -> np.ndarray:
+        return (self.source.instruction_of * self.image_words).astype(np.uint32)
+
+    def address_at(self, operand: np.ndarray) -> np.ndarray:
+        return (self.source.instruction_of * (len(operand) // len(self.source.ops))).astype(np.uint32)
+
+    @property
+    def offsets(self) -> tuple[int, int, int]:
+        """Where B, C and the columns start in the operand buffer (words), as `Operands.offsets`."""
+        p = self.programs
+        m, n, k, k_b = self.shape
+        b_at = p * m * k
+        c_at = b_at + p * n * k_b
+        return b_at, c_at, c_at + p * m * n
+
+    @property
+    def operand_words(self) -> int:
+        p = self.programs
+        m, _, k, _ = self.shape
+        return self.offsets[2] + (-(-p * m * k // 4) if self.metadata is not None else 0)
+
+
+@cache
+def register_table(form: HopperForm) -> np.ndarray:
+    """The stream table of a form's register words (int32 [threads * words_in, 4]): each byte of
+    an element of a register operand from its stream code; the metadata word and unused bytes zero."""
+    table = np.full(form.threads * form.words_in * 4, so.ZERO, np.int32)
+    for name, where, rows, cols, byte in register_bytes(form):
+        table[where] = so.entries(REGISTER_OPS[name], rows, cols, byte)
+    table.setflags(write=False)
+    return table.reshape(-1, 4)
+
+
+def operand_masks(ops: list[WgmmaMma | MmaSp]) -> np.ndarray:
+    """Per program [P, 3] uint32: the xor that negates A and B (imm-scale -1 flips each sign bit,
+    PTX ISA 9.7.15.5.2) and the and that keeps C (scale-d false: D = A x B, as adding +0)."""
+    sign = lambda fmt, scale: (1 << (TYPE_BITS[fmt] - 1)) if scale == -1 else 0  # noqa: E731
+    return np.array([(sign(op.atype, getattr(op, "imm_scale_a", 1)), sign(op.btype, getattr(op, "imm_scale_b", 1)),
+                      0xFFFFFFFF if getattr(op, "scale_d", True) else 0) for op in ops], np.uint32).reshape(-1, 3)
+
+
+def stream_group(text: str, cubin: bytes, form: HopperForm, source: StreamPrograms, product: MatrixProduct,
+                 sample: dict[int, np.ndarray], labels: tuple[str, tuple[str, ...], str, str]) -> StreamGroup:
+    """A launch group's tables from its programs (`source`, every instruction of one form), the
+    oracle's product of one of them (the checker's parameters) and the model's D of the sampled
+    ones by position; `labels`: form, input formats, accumulator and judging profile.
+    ValueError when the checker cannot compute the group (e.g. a profile without a datapath)."""
+    if product.a_scale is not None:
+        raise ValueError("the checker computes no block-scaled products")
+    layouts = [stream_layout(op) for op in source.ops]
+    words = max(len(x.image_table) for x in layouts)
+    tables = np.full((len(layouts), words, 4), so.ZERO, np.int32)
+    for i, x in enumerate(layouts):
+        tables[i, :len(x.image_table)] = x.image_table
+    first = layouts[0]
+    addresses = lambda name: (None if getattr(first, name) is None  # noqa: E731
+                              else np.concatenate([getattr(x, name) for x in layouts]).astype(np.uint32))
+    parameters = checker.parameters(product.afmt, product.acc, product.a.shape[1], product.profile, b_fmt=product.bfmt,
+                                    saturate=product.saturate)
+    positions = np.array(sorted(sample), dtype=np.int64)
+    (m, k), (n, k_b) = first.a_shape, first.b_shape
+    sample_d = np.stack([sample[i] for i in positions]) if positions.size else np.zeros((0, m, n), np.uint32)
+    images = np.zeros((len(positions), 4 * words), np.uint8)
+    registers = np.zeros((len(positions), form.threads, form.words_in), np.uint32)
+    if positions.size:
+        rebuilt = source.programs(positions)
+        batch = pack(rebuilt)
+        images[:, :batch.images.shape[1]] = batch.images
+        registers = batch.registers
+    ops = [source.ops[i] for i in source.instruction_of.tolist()]
+    return StreamGroup(text, cubin, form, source, tables.reshape(-1, 4), words, register_table(form),
+                       addresses("a_addresses"), addresses("b_addresses"), control_records(ops), operand_masks(ops),
+                       parameters, (m, n, k, k_b), first.element_bytes, first.metadata, positions, sample_d, images,
+                       registers, *labels)
+
+
+@dataclass
+class StreamResult:
+    """What a stream launch gives back: the count of differing words per program, the checker's
+    words, images and registers of the sampled programs, and the tensor core's words of the
+    programs whose words differ (`flagged`, positions)."""
+
+    differing: np.ndarray
+    sample_words: np.ndarray
+    sample_images: np.ndarray
+    sample_registers: np.ndarray
+    flagged: np.ndarray
+    flagged_words: np.ndarray
+
+
+def drawn_differently(group: StreamGroup, result: StreamResult, label: str) -> str | None:
+    """None when the sampled programs' images and registers the GPU drew equal the host's
+    rebuild, else one line naming the first program and byte that differ."""
+    if not len(group.sample):
+        return None
+    for name, got, want in (("image", result.sample_images, group.sample_images),
+                            ("registers", result.sample_registers, group.sample_registers)):
+        got, want = (np.ascontiguousarray(x).view(np.uint8).reshape(len(group.sample), -1) for x in (got, want))
+        bad = np.argwhere(got != want)
+        if bad.size:
+            s, at = (int(x) for x in bad[0])
+            tile = int(group.source.tiles[group.sample[s]])
+            return (f"{label}: the GPU drew a different {name} from the host's rebuild of stream tile {tile}: "
+                    f"{len(bad)} byte(s) differ, first at byte {at} (GPU {int(got[s, at]):#04x}, host {int(want[s, at]):#04x})")
+    return None
+
+
+def checker_differs(group: StreamGroup, result: StreamResult, label: str) -> str | None:
+    """None when the checker's D of the sample equals the model's, else one line naming the first
+    differing element (the program by its stream tile)."""
+    got = unpack_d(group.form, result.sample_words)
+    bad = np.argwhere(got != group.sample_d)
+    if not bad.size:
+        return None
+    s, m, n = (int(x) for x in bad[0])
+    tile = int(group.source.tiles[group.sample[s]])
+    return (f"{label}: the integer checker's D differs from the Python model's in {len(bad)} element(s) of {got.size} "
+            f"sampled; first: stream tile {tile}, D[{m}, {n}]: checker={int(got[s, m, n]):#x} "
+            f"model={int(group.sample_d[s, m, n]):#x}")
+
+
+def _host_operands(group: StreamGroup, images: np.ndarray) -> np.ndarray:
+    """The operand buffer the GPU's `stream_operand`, `stream_columns` and `operand_masks` write,
+    computed with the numpy twin (A, B, C, then a sparse A's logical columns as bytes)."""
+    src, spec = group.source, group.source.spec
+    m, n, k, k_b = group.shape
+    tiles = src.tiles
+
+    def operand(op: int, addresses: np.ndarray | None, rows: int, cols: int, width: int) -> np.ndarray:
+        if addresses is None:
+            return so.codes(spec, op, tiles, rows, cols)
+        per = rows * cols
+        at = group.address_at(addresses).astype(np.int64)[:, None] + np.arange(per)
+        gathered = [so.gather(images[i:i + 1], addresses[at[i]], width, rows, cols) for i in range(len(tiles))]
+        return np.concatenate(gathered)
+
+    a = operand(so.OP_A, group.a_addresses, m, k, group.element_bytes[0]) ^ group.masks[:, 0, None, None]
+    b = operand(so.OP_B, group.b_addresses, n, k_b, group.element_bytes[1]) ^ group.masks[:, 1, None, None]
+    c = so.codes(spec, so.OP_C, tiles, m, n) & group.masks[:, 2, None, None]
+    parts = [a.ravel(), b.ravel(), c.ravel()]
+    if group.metadata is not None:
+        columns = so.columns(spec, tiles, m, k, group.metadata.field_bits).ravel()
+        parts.append(np.pad(columns, (0, -columns.size % 4)).view(np.uint32))
+    return np.concatenate(parts).astype(np.uint32)
+
+
+def host_draw(group: StreamGroup) -> tuple[np.ndarray, np.ndarray, Operands]:
+    """What the GPU's drawing kernels make of a group, drawn by the numpy twin instead: images
+    [P, bytes], registers [P, threads, words in] and the checker's operands (for runs without a
+    GPU: every host stage of a stream run, and the rebuild, exercised on the CPU)."""
+    src = group.source
+    images = np.zeros((len(src), group.image_words), np.uint32)
+    for j in range(len(src.ops)):
+        members = np.flatnonzero(src.instruction_of == j)
+        images[members] = so.words(src.spec, src.tiles[members], group.image_tables[j * group.image_words:(j + 1) * group.image_words])
+    images = images.view(np.uint8)
+    registers = so.words(src.spec, src.tiles, group.register_table).reshape(len(src), group.form.threads, -1)
+    if group.metadata is not None:
+        md = group.metadata
+        registers[:, :, -1] = so.metadata(src.spec, src.tiles, md.cells, md.selected, md.field_bits, md.k)
+    m, n, k, k_b = group.shape
+    ops = Operands(_host_operands(group, images), (len(src), m, n, k, k_b), group.metadata is not None, group.parameters,
+                   np.zeros(0, np.int64), np.zeros((0, m, n), np.uint32))
+    return images, registers, ops
+
+
+def stream_result(group: StreamGroup, images: np.ndarray, registers: np.ndarray, expected: np.ndarray,
+                  words: np.ndarray) -> StreamResult:
+    """The result of a group drawn on the host (`host_draw`): the checker's words `expected` and the
+    tensor core's `words` compared as `differing_words` compares them on the GPU."""
+    differing = (words != expected).reshape(len(words), -1).sum(axis=1).astype(np.uint32)
+    flagged = np.flatnonzero(differing)
+    return StreamResult(differing, expected[group.sample], images[group.sample], registers[group.sample], flagged,
+                        words[flagged])
+
+
+STREAM_KERNELS = ("stream_words", "stream_metadata", "stream_columns", "stream_operand", "operand_masks",
+                  "reference_products", "differing_words")
+
+
+class GpuStream:
+    """Stream launches on a GPU (the drawing and checking kernels compiled by NVRTC once per
+    worker). Its seconds add up as "draw" (drawing every input and operand on the GPU, with the
+    tables' copies), "launch" (the tensor core), "reference" (the checker and the comparison) and
+    "read_back": all GPU work of the campaign."""
+
+    def __init__(self, gpu, arch: str, seconds: Counter):
+        from conformance.tools.numerics_gpucheck import checker_kernels_source
+        from device.check_kernels import compile_cubin
+
+        self.gpu, self.seconds = gpu, seconds
+        module = gpu.load_cubin(compile_cubin(checker_kernels_source(), arch))
+        self.kernels = {name: module.get_kernel(name) for name in STREAM_KERNELS}
+        self.constants: dict[bytes, object] = {}  # register and word tables, parameters: copied once
+
+    def constant(self, x: np.ndarray):
+        key = x.dtype.str.encode() + str(x.shape).encode() + x.tobytes()
+        if key not in self.constants:
+            self.constants[key] = self.gpu.to_device(x)
+        return self.constants[key]
+
+    def run(self, name: str, work: int, *args) -> None:
+        self.gpu.launch(self.kernels[name], max(1, min(GRID_LIMIT, -(-work // THREADS))), THREADS, 0, *args)
+
+    def __call__(self, group: StreamGroup, tensor_kernel) -> StreamResult:
+        from time import perf_counter
+
+        gpu, src, form = self.gpu, group.source, group.form
+        spec, p = src.spec, group.programs
+        u32, u64 = np.uint32, np.uint64
+        started = perf_counter()
+        stream = (self.constant(spec.params_a), self.constant(spec.params_b), u32(spec.exact),
+                  self.constant(spec.exact_codes if spec.exact_codes.size else np.zeros(1, np.uint32)),
+                  self.constant(spec.exact_lengths))
+        tiles = gpu.to_device(src.tiles)
+        images = gpu.empty((p, group.image_words), np.uint32)
+        self.run("stream_words", p * group.image_words, *stream, u32(p), tiles, gpu.to_device(group.table_at()),
+                 gpu.to_device(group.image_tables), u32(group.image_words), images)
+        words_in = form.threads * form.words_in
+        registers = gpu.empty((p, form.threads, form.words_in), np.uint32)
+        self.run("stream_words", p * words_in, *stream, u32(p), tiles, gpu.to_device(np.zeros(p, np.uint32)),
+                 self.constant(group.register_table), u32(words_in), registers)
+        md = group.metadata
+        if md is not None:
+            self.run("stream_metadata", p * len(md.cells), stream[0], u32(p), tiles, u32(len(md.cells)),
+                     self.constant(md.cells), u32(md.cells.shape[1]), self.constant(md.selected.astype(np.uint8)),
+                     u32(md.field_bits), u32(md.k), registers, u32(words_in), u32(form.words_in), u32(form.words_in - 1))
+        operands = gpu.empty((group.operand_words,), np.uint32)
+        m, n, k, k_b = group.shape
+        b_at, c_at, columns_at = group.offsets
+        for op, at, rows, cols, addresses, width in ((so.OP_A, 0, m, k, group.a_addresses, group.element_bytes[0]),
+                                                     (so.OP_B, b_at, n, k_b, group.b_addresses, group.element_bytes[1]),
+                                                     (so.OP_C, c_at, m, n, None, 4)):
+            source = ((images.pointer(), u64(group.image_bytes), gpu.to_device(group.address_at(addresses)),
+                       gpu.to_device(addresses)) if addresses is not None else (u64(0), u64(0), u64(0), u64(0)))
+            self.run("stream_operand", p * rows * cols, *stream, u32(op), u32(p), tiles, u32(rows), u32(cols), *source,
+                     u32(width), operands.pointer(4 * at))
+        if md is not None:
+            self.run("stream_columns", p * m * k, stream[0], u32(p), tiles, u32(m), u32(k), u32(md.field_bits),
+                     operands.pointer(4 * columns_at))
+        for which, (at, per) in enumerate(((0, m * k), (b_at, n * k_b), (c_at, m * n))):
+            keep = 0xFFFFFFFF if which == 2 else 0
+            if (group.masks[:, which] != keep).any():
+                self.run("operand_masks", p * per, u32(p), u32(per), operands.pointer(4 * at),
+                         gpu.to_device(np.ascontiguousarray(group.masks[:, which])), u32(which == 2))
+        control = gpu.to_device(group.control)
+        gpu.sync()
+        drawn = perf_counter()
+        out = gpu.empty((p, form.threads, form.words_out), np.uint32)
+        gpu.launch(tensor_kernel, p, form.threads, group.image_bytes, images, control, registers, out, u32(group.image_bytes))
+        gpu.sync()
+        launched = perf_counter()
+        table, bits = word_table(form)
+        expected = gpu.empty(out.shape, np.uint32)
+        self.run("reference_products", p * table.shape[0], self.constant(group.parameters), u32(p), u32(m), u32(n),
+                 operands, u32(k_b), u64(b_at), u64(c_at), u64(columns_at), u32(md is not None), self.constant(table),
+                 u32(table.shape[0]), u32(table.shape[1]), u32(bits), expected)
+        differing = gpu.to_device(np.zeros(p, np.uint32))
+        per_program = form.threads * form.words_out
+        self.run("differing_words", p * per_program, u32(p), u32(per_program), out, expected, differing)
+        gpu.sync()
+        checked = perf_counter()
+        counts = gpu.to_host(differing)
+        flagged = np.flatnonzero(counts)
+        result = StreamResult(counts, gpu.to_host_rows(expected, group.sample), gpu.to_host_rows(images, group.sample).view(np.uint8),
+                              gpu.to_host_rows(registers, group.sample), flagged, gpu.to_host_rows(out, flagged))
+        self.seconds["draw"] += drawn - started
+        self.seconds["launch"] += launched - drawn
+        self.seconds["reference"] += checked - launched
+        self.seconds["read_back"] += perf_counter() - checked
+        return result

@@ -1,0 +1,182 @@
+"""Stream data sets (`campaign --draw gpu`) without a GPU: the programs the host rebuilds from the
+operand stream hold each operand where the ISA's layouts place it (checked against the
+generators' own image writer and the oracle's reading), the drawing tables give the words the
+host packs, and a host-only stream run counts, cross-checks and judges as a GPU run would, with
+the numpy twin drawing what the GPU's kernels draw (tests/test_stream_operands.py proves the two
+equal; tests/device/ runs the kernels on a GPU)."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import shutil
+
+import numpy as np
+import pytest
+
+from conformance.core.encoding import sdesc as sdesc_codec
+from conformance.core.instructions import MmaSp
+from conformance.core.isa import hopper as hopper_isa
+from conformance.core.isa import mma
+from conformance.core.layouts.smem import element_bit_addresses, storage_for
+from conformance.core.program import load
+from conformance.harness.judge import profile_for
+from conformance.tools import campaign as tool
+from conformance.tools.campaign_stream import StreamPrograms, host_draw, stream_group
+from device.hopper_batch import pack
+from device.ptx.kernels import hopper_form, hopper_kernel
+from generators import stream_operands as so
+from generators.operand_images import write_bits
+from generators.programs import INPUTS, hopper_instructions
+from generators.sampling import draw_examples, seed_only_draws
+from generators.stream_data_sets import stream_layout, stream_programs
+from oracles.execute import matrix_products
+from oracles.numerics.checker import CrossCheckError
+from tests.conftest import ASSEMBLER
+
+needs_run = pytest.mark.skipif(shutil.which("g++") is None or not ASSEMBLER,
+                               reason="a host-only run needs g++ (the checker on the CPU) and nvJitLink (the kernels)")
+
+
+@pytest.fixture(scope="module")
+def instructions():
+    with seed_only_draws():
+        return draw_examples(hopper_instructions(forms="modelled"), 60, seed=23)
+
+
+def _programs(op, inputs: str, count: int = 3, first: int = 1000):
+    spec = so.spec_for(7, op.atype, op.btype, op.dtype, inputs)
+    tiles = np.arange(first, first + count, dtype=np.uint64)
+    return spec, tiles, stream_programs(op, spec, tiles, "sm_90a", "exact" if inputs == "exact" else "sm_90a")
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+def test_each_image_holds_a_then_b_where_their_descriptors_place_them_over_filler(instructions, inputs):
+    """Rebuilt independently: the filler words, then A's and B's codes written by the generators'
+    image writer (a later element wins) at the layout's addresses."""
+    for op in instructions:
+        if isinstance(op, MmaSp):
+            continue
+        spec, tiles, programs = _programs(op, inputs)
+        layout = stream_layout(op)
+        filler = so.words(spec, tiles, np.full_like(layout.image_table, so.entry(so.OP_FILLER, 0, 0, 0)))
+        k_stored = hopper_isa.WGMMA_TYPES[hopper_isa.wgmma_type_family(op.atype)].k_dense
+        writes = [(op.b_desc, op.imm_trans_b, op.n, op.k, op.btype, so.OP_B)]
+        if not op.a_in_registers:
+            writes.insert(0, (op.a_desc, op.imm_trans_a, hopper_isa.WGMMA_M, k_stored, op.atype, so.OP_A))
+        for i, p in enumerate(programs):
+            image = filler[i].view(np.uint8).copy()
+            for desc, transposed, rows, cols, fmt, which in writes:
+                storage = storage_for(mma.TYPE_BITS[fmt], False)
+                addresses = element_bit_addresses(sdesc_codec.decode(desc, "sm90"), not transposed, rows, cols, storage)
+                write_bits(image, addresses, so.codes(spec, which, tiles[i:i + 1], rows, cols)[0], storage.bits)
+            assert p.smem[0].data == image.tobytes(), op
+
+
+def _group(programs: list, op, spec, tiles, inputs: str):
+    """A one-instruction stream group of `programs` (the first two sampled, by the model's stand-in D)."""
+    form = hopper_form(programs[0])
+    profile = profile_for(programs[0])
+    product = matrix_products(programs[:1], profile)[0]
+    source = StreamPrograms((op,), np.zeros(len(tiles), np.int32), tiles, spec, "sm_90a", programs[0].profile)
+    sample = {0: np.zeros(product.c.shape, np.uint32), 1: np.zeros(product.c.shape, np.uint32)}
+    return stream_group(hopper_kernel(form), b"", form, source, product, sample, ("form", (op.atype,), op.dtype, profile))
+
+
+@pytest.mark.parametrize("inputs", INPUTS)
+def test_what_the_gpu_draws_is_what_the_oracle_reads_and_the_kernel_packs(instructions, inputs):
+    """Per program, the operand buffer the checker reads equals the oracle's matrix product (A and
+    B read through the descriptors, imm-scale and scale-d applied, a sparse A's columns from the
+    metadata), and the registers equal what `pack` makes of the rebuilt program."""
+    for op in instructions:
+        spec, tiles, programs = _programs(op, inputs)
+        group = _group(programs, op, spec, tiles, inputs)
+        images, registers, operands = host_draw(group)
+        assert np.array_equal(registers, pack(programs).registers), op
+        assert np.array_equal(registers[group.sample], group.sample_registers)
+        assert np.array_equal(images[group.sample], group.sample_images)
+        for i, product in enumerate(matrix_products(programs, profile_for(programs[0]))):
+            assert np.array_equal(operands.a[i], product.a), op
+            assert np.array_equal(operands.b[i], product.b), op
+            assert np.array_equal(operands.c[i], product.c), op
+            if product.columns is not None:
+                assert np.array_equal(operands.columns[i], product.columns), op
+
+
+def test_data_sets_differ_and_a_tile_is_a_program(instructions):
+    """Two tiles give two data sets; one tile gives the same program whichever batch rebuilds it."""
+    op = instructions[0]
+    spec, tiles, programs = _programs(op, "discriminating", count=4)
+    assert len({p.case_id for p in programs}) == 4
+    again = stream_programs(op, spec, tiles[2:3], "sm_90a", "sm_90a")[0]
+    assert again.case_id == programs[2].case_id
+
+
+# --- a host-only run ----------------------------------------------------------------------------------
+
+SMALL = dict(programs=48, seed=4, data_sets=4, chunk=12, numerics=tool.CHECKER, draw=tool.GPU_DRAW)
+
+
+@pytest.fixture
+def settings(tmp_path, monkeypatch) -> tool.Settings:
+    monkeypatch.setenv("FAKE_LAUNCHER_MARKERS", str(tmp_path))
+    return tool.Settings(**SMALL, cache_dir=str(tmp_path / "kernels"))
+
+
+def run(settings: tool.Settings, launcher: str, cases=None) -> dict:
+    return tool.campaign(settings, 1, [None], launcher, cases, 120.0, log=io.StringIO())
+
+
+def _expected(settings: tool.Settings) -> tuple[int, int]:
+    """Programs and inner products of the run, from its instructions drawn here."""
+    programs = inner_products = 0
+    for c in settings.chunks():
+        _, ops = tool.draw_instructions(c, settings)
+        for k in range(settings.chunk_programs(c)):
+            op = ops[k // settings.data_sets]
+            programs += 1
+            inner_products += 16 * 8 if isinstance(op, MmaSp) else 64 * op.n  # D's elements
+    return programs, inner_products
+
+
+@needs_run
+def test_a_stream_run_counts_every_program_and_cross_checks_the_sample(settings):
+    report = run(settings, "tests.fake_launchers:well")
+    assert (report["programs"], report["inner_products_total"]) == _expected(settings)
+    assert (report["mismatches"], report["errors"], report["not_run"]) == (0, 0, 0)
+    every = settings.cross_check_every
+    assert report["cross_checked"]["programs"] == sum(-(-settings.chunk_programs(c) // every) for c in settings.chunks())
+    assert report["settings"]["draw"] == "gpu"
+
+
+@needs_run
+def test_a_planted_difference_is_rebuilt_judged_and_written_for_replay(settings, tmp_path):
+    report = run(settings, "tests.fake_launchers:flip_on_0", cases=str(tmp_path / "cases"))
+    assert (report["mismatches"], report["mismatched_words"], report["errors"]) == (1, 1, 0)
+    failure = report["failures"][0]
+    assert failure["status"] == "fail" and failure["diff"]["mismatched"] == 1
+    replayed = load(str(tmp_path / "cases" / f"{failure['case_id']}.json"))
+    assert replayed.case_id == failure["case_id"]
+
+
+@needs_run
+@pytest.mark.parametrize("launcher, message", [
+    ("checker_wrong_in_sample", r"the integer checker's D differs from the Python model's in 1 element\(s\)"),
+    ("checker_wrong_outside_sample", r"the integer checker's D differs from the Python model's, which the GPU's D equals"),
+])
+def test_a_wrong_checker_stops_a_stream_run(settings, launcher, message):
+    with pytest.raises(CrossCheckError, match=message):
+        run(dataclasses.replace(settings, cross_check_every=4), f"tests.fake_launchers:{launcher}")
+
+
+def test_gpu_draws_need_the_checker():
+    with pytest.raises(ValueError, match="--draw gpu needs --numerics checker"):
+        tool.Settings(programs=1, seed=0, numerics=tool.MODEL, draw=tool.GPU_DRAW)
+
+
+def test_the_cli_refuses_gpu_draws_with_the_model_in_one_line(tmp_path, capsys):
+    from conformance.cli import main
+
+    assert main(["campaign", "--draw", "gpu", "--numerics", "model", "--json", str(tmp_path / "r.json")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--draw gpu checks D with the integer checker" in err[0]
