@@ -20,7 +20,8 @@ the structured-sparse metadata word of each thread (legal nibbles; unselected th
 random), `stream_columns` the logical column of each stored A element that metadata selects,
 `stream_operand` one operand's codes [P, rows, cols] (redrawn, or read back from the programs'
 images through an address map), `operand_masks` each program's imm-scale and scale-d applied to
-them, and `differing_words` the count of unequal words of each program.
+them, `differing_words` the count of unequal words of each program, and `copy_rows` a few rows of
+an array gathered for one copy back.
 The operand stream and the checker are C headers of other floors (`generators/numeric_stream.h`,
 `oracles/numerics/checker.h`): the caller passes their text to `source`."""
 
@@ -251,6 +252,15 @@ extern "C" __global__ void operand_masks(unsigned programs, unsigned per_program
   for (ns_u64 i = blockIdx.x * (ns_u64)blockDim.x + threadIdx.x; i < total; i += (ns_u64)gridDim.x * blockDim.x) {
     unsigned mask = masks[i / per_program];
     words[i] = keep ? (words[i] & mask) : (words[i] ^ mask);
+  }
+}
+
+extern "C" __global__ void copy_rows(const unsigned* source, unsigned row_words, const unsigned* rows, unsigned count,
+                                     unsigned* out) {
+  // rows `rows` of a [*, row_words] array, one after another: a few rows read back in one copy
+  ns_u64 total = (ns_u64)count * row_words;
+  for (ns_u64 i = blockIdx.x * (ns_u64)blockDim.x + threadIdx.x; i < total; i += (ns_u64)gridDim.x * blockDim.x) {
+    out[i] = source[(ns_u64)rows[i / row_words] * row_words + i % row_words];
   }
 }
 """

@@ -56,15 +56,24 @@ def visible_devices() -> list[str]:
 
 @dataclass
 class DeviceArray:
-    """A device buffer holding an array of `shape` and `dtype`."""
+    """A device buffer holding an array of `shape` and `dtype`, `offset` bytes into it."""
 
     buffer: Any
     shape: tuple[int, ...]
     dtype: np.dtype
+    offset: int = 0
+
+    @property
+    def address(self) -> int:
+        return int(self.buffer.handle) + self.offset
 
     def pointer(self, offset: int = 0) -> np.uint64:
-        """The device address `offset` bytes into the buffer, as a kernel argument."""
-        return np.uint64(int(self.buffer.handle) + offset)
+        """The device address `offset` bytes into the array, as a kernel argument."""
+        return np.uint64(self.address + offset)
+
+    def view(self, offset: int, shape: tuple[int, ...], dtype) -> DeviceArray:
+        """An array of `shape` and `dtype` at `offset` bytes into this one's memory (no copy)."""
+        return DeviceArray(self.buffer, tuple(shape), np.dtype(dtype), self.offset + offset)
 
 
 class Gpu:
@@ -79,6 +88,7 @@ class Gpu:
             cause = " ".join(f"{type(e).__name__}: {e}".split())
             raise GpuUnavailable(f"no CUDA device: GPU {ordinal} is not usable through cuda.core ({cause})") from None
         self.stream = self.device.create_stream()
+        self.configs: dict[tuple, Any] = {}  # launch configurations, made once per shape (a campaign launches thousands)
 
     @property
     def name(self) -> str:
@@ -123,7 +133,7 @@ class Gpu:
         out = self.empty(array.shape, array.dtype)
         self.stream.sync()
         if array.nbytes:
-            _check(driver.cuMemcpyHtoD(int(out.buffer.handle), array.ctypes.data, array.nbytes))
+            _check(driver.cuMemcpyHtoD(out.address, array.ctypes.data, array.nbytes))
         return out
 
     def empty(self, shape: tuple[int, ...], dtype) -> DeviceArray:
@@ -137,7 +147,7 @@ class Gpu:
         out = np.empty(array.shape, array.dtype)
         self.stream.sync()
         if out.nbytes:
-            _check(driver.cuMemcpyDtoH(out.ctypes.data, int(array.buffer.handle), out.nbytes))
+            _check(driver.cuMemcpyDtoH(out.ctypes.data, array.address, out.nbytes))
         return out
 
     def to_host_rows(self, array: DeviceArray, rows: Sequence[int]) -> np.ndarray:
@@ -150,7 +160,7 @@ class Gpu:
         self.stream.sync()
         for i, row in enumerate(rows):
             if row_bytes:
-                _check(driver.cuMemcpyDtoH(out[i].ctypes.data, int(array.buffer.handle) + int(row) * row_bytes, row_bytes))
+                _check(driver.cuMemcpyDtoH(out[i].ctypes.data, array.address + int(row) * row_bytes, row_bytes))
         return out
 
     def launch(self, kernel, grid: int, block: int, shared_bytes: int, *args, cluster: int | None = None) -> None:
@@ -165,10 +175,13 @@ class Gpu:
         if shared_bytes > DEFAULT_SHARED_LIMIT:
             attribute = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
             _check(driver.cuKernelSetAttribute(attribute, shared_bytes, kernel.handle, self.device.device_id))
-        values = [a.buffer if isinstance(a, DeviceArray) else a for a in args]
+        values = [(a.pointer() if a.offset else a.buffer) if isinstance(a, DeviceArray) else a for a in args]
         # with a cluster, cuda.core counts the grid in clusters
-        config = (LaunchConfig(grid=grid // cluster, cluster=cluster, block=block, shmem_size=shared_bytes) if cluster
-                  else LaunchConfig(grid=grid, block=block, shmem_size=shared_bytes))
+        key = (grid, block, shared_bytes, cluster)
+        if key not in self.configs:
+            self.configs[key] = (LaunchConfig(grid=grid // cluster, cluster=cluster, block=block, shmem_size=shared_bytes)
+                                 if cluster else LaunchConfig(grid=grid, block=block, shmem_size=shared_bytes))
+        config = self.configs[key]
         launch(self.stream, config, kernel, *values)
 
     def sync(self) -> None:

@@ -35,11 +35,27 @@ DEFINING_RULES = frozenset({"wgmma.types", "wgmma.shape", "mma-sp.types", "mma-s
 HOPPER_TARGET = "sm_90a"  # has both families, so the rules above are checked
 
 
-def _require_defined(op: WgmmaMma | MmaSp) -> None:
-    """UndefinedBehaviour when `op`'s types or shape are a combination the ISA does not define."""
+def instruction_issue(op: WgmmaMma | MmaSp, profile: str) -> UndefinedBehaviour | NotModelled | None:
+    """Why the oracle gives no inner products for any data set of `op` under `profile`: a
+    combination of types or shape the ISA does not define, or a form not modelled yet (None when
+    it gives them; a campaign that draws data sets on the GPU asks once per instruction)."""
     broken = _defining_rule_broken(op)
     if broken:
-        raise UndefinedBehaviour(f"{op.OP} has no defined behaviour: {broken}")
+        return UndefinedBehaviour(f"{op.OP} has no defined behaviour: {broken}")
+    if isinstance(op, WgmmaMma):
+        return NotModelled("sparse wgmma with A in registers is not modelled yet") if op.sparse and op.a_in_registers else None
+    if op.kind or op.block_scale or isa.mma_sp_family(op.atype) == "i4":
+        return NotModelled(f"mma.sp with {op.kind or op.atype} inputs is not modelled yet")
+    if isa.mma_sp_family(op.atype) == "f8" and op.atype != op.btype and profile != "exact":
+        return NotModelled("mixed e4m3 x e5m2 through warp-level MMA: its rounding differs from the measured "
+                           "same-type fp8 datapath in about 1 in 3 discriminating programs (A-MMA-SP-MIXED-FP8)")
+    return None
+
+
+def _require_modelled(op: WgmmaMma | MmaSp, profile: str) -> None:
+    issue = instruction_issue(op, profile)
+    if issue is not None:
+        raise issue
 
 
 # The legality check is the same for every data set of an instruction (a campaign chunk holds
@@ -98,13 +114,7 @@ def mma_sp(state: OracleState, op: MmaSp, profile: str) -> MatrixProduct:
     mma.sp{::ordered_metadata} (PTX ISA 9.7.14.6.3): the compressed A (16 x K/2), B (8 x K), C
     (16 x 8) and each lane's metadata word (32 x 1) from the program's matrices; the numerics of
     warp-level MMA (`for_instruction(profile, "mma_sync")`)."""
-    _require_defined(op)
-    family = isa.mma_sp_family(op.atype)
-    if op.kind or op.block_scale or family == "i4":
-        raise NotModelled(f"mma.sp with {op.kind or op.atype} inputs is not modelled yet")
-    if family == "f8" and op.atype != op.btype and profile != "exact":
-        raise NotModelled("mixed e4m3 x e5m2 through warp-level MMA: its rounding differs from the measured "
-                          "same-type fp8 datapath in about 1 in 3 discriminating programs (A-MMA-SP-MIXED-FP8)")
+    _require_modelled(op, profile)
     shapes = {"a": (isa.MMA_SP_M, op.k // 2), "b": (isa.MMA_SP_N, op.k), "c": (isa.MMA_SP_M, isa.MMA_SP_N), "e": (32, 1)}
     operands = {name: _matrix(state, name, shape) for name, shape in shapes.items()}
     missing = [name for name, m in operands.items() if m is None]
@@ -120,9 +130,7 @@ def mma_sp(state: OracleState, op: MmaSp, profile: str) -> MatrixProduct:
 def wgmma(state: OracleState, op: WgmmaMma, profile: str) -> MatrixProduct:
     """The inner products of D [64, N] (uint32 codes; 16-bit D in the low half) of one
     wgmma.mma_async{.sp}."""
-    _require_defined(op)
-    if op.sparse and op.a_in_registers:
-        raise NotModelled("sparse wgmma with A in registers is not modelled yet")
+    _require_modelled(op, profile)
     k = isa.WGMMA_TYPES[isa.wgmma_type_family(op.atype)].k_dense  # stored A columns (K / 2 when sparse)
 
     def from_smem(desc: int, type_name: str, rows: int, transposed: int | None, columns: int) -> np.ndarray:

@@ -22,7 +22,7 @@ from conformance.core.layouts.smem import element_bit_addresses, storage_for
 from conformance.core.program import load
 from conformance.harness.judge import profile_for
 from conformance.tools import campaign as tool
-from conformance.tools.campaign_stream import StreamPrograms, host_draw, stream_group
+from conformance.tools.campaign_stream import StreamPrograms, host_draw, stream_group, stream_parameters
 from device.hopper_batch import pack
 from device.ptx.kernels import hopper_form, hopper_kernel
 from generators import stream_operands as so
@@ -31,7 +31,10 @@ from generators.programs import INPUTS, hopper_instructions
 from generators.sampling import draw_examples, seed_only_draws
 from generators.stream_data_sets import stream_layout, stream_programs
 from oracles.execute import matrix_products
+from oracles.hopper import instruction_issue
+from oracles.numerics import checker
 from oracles.numerics.checker import CrossCheckError
+from oracles.numerics.matmul import MatrixProduct
 from tests.conftest import ASSEMBLER
 
 needs_run = pytest.mark.skipif(shutil.which("g++") is None or not ASSEMBLER,
@@ -77,10 +80,11 @@ def _group(programs: list, op, spec, tiles, inputs: str):
     """A one-instruction stream group of `programs` (the first two sampled, by the model's stand-in D)."""
     form = hopper_form(programs[0])
     profile = profile_for(programs[0])
-    product = matrix_products(programs[:1], profile)[0]
     source = StreamPrograms((op,), np.zeros(len(tiles), np.int32), tiles, spec, "sm_90a", programs[0].profile)
-    sample = {0: np.zeros(product.c.shape, np.uint32), 1: np.zeros(product.c.shape, np.uint32)}
-    return stream_group(hopper_kernel(form), b"", form, source, product, sample, ("form", (op.atype,), op.dtype, profile))
+    d_shape = stream_layout(op).c_shape
+    sample = {0: np.zeros(d_shape, np.uint32), 1: np.zeros(d_shape, np.uint32)}
+    return stream_group(hopper_kernel(form), b"", form, source, stream_parameters(op, profile), sample,
+                        ("form", (op.atype,), op.dtype, profile))
 
 
 @pytest.mark.parametrize("inputs", INPUTS)
@@ -101,6 +105,20 @@ def test_what_the_gpu_draws_is_what_the_oracle_reads_and_the_kernel_packs(instru
             assert np.array_equal(operands.c[i], product.c), op
             if product.columns is not None:
                 assert np.array_equal(operands.columns[i], product.columns), op
+
+
+def test_what_is_judged_by_the_instruction_alone_is_what_the_oracle_makes_of_its_programs(instructions):
+    """The checker's parameters from the instruction equal those of the oracle's product of a
+    rebuilt program, and the oracle gives a product exactly when `instruction_issue` finds none."""
+    for op in instructions:
+        for inputs in INPUTS:
+            _, _, programs = _programs(op, inputs, count=1)
+            profile = profile_for(programs[0])
+            product = matrix_products(programs, profile)[0]
+            assert (instruction_issue(op, profile) is None) == isinstance(product, MatrixProduct), op
+            want = checker.parameters(product.afmt, product.acc, product.a.shape[1], product.profile, b_fmt=product.bfmt,
+                                      saturate=product.saturate)
+            assert np.array_equal(stream_parameters(op, profile), want), op
 
 
 def test_data_sets_differ_and_a_tile_is_a_program(instructions):

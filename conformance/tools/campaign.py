@@ -73,7 +73,7 @@ from conformance.harness.judge import CaseResult, profile_for
 from conformance.tools.campaign_checker import GpuReference, HostReference, Operands, disagreement, model_sample, operands
 from conformance.tools.campaign_stream import (
     GpuStream, StreamGroup, StreamPrograms, StreamResult, checker_differs, drawn_differently, host_draw, stream_group,
-    stream_result,
+    stream_parameters, stream_result,
 )
 from conformance.tools.stages import Stages
 from device.hopper_batch import Batch, pack, pack_d, unpack_d
@@ -83,6 +83,7 @@ from generators import stream_operands
 from generators.programs import INPUTS, hopper_instructions, hopper_program_sets
 from generators.sampling import draw_examples, seed_only_draws
 from oracles.execute import matrix_products
+from oracles.hopper import instruction_issue
 from oracles.numerics.checker import CrossCheckError
 from oracles.numerics.matmul import MatrixProduct, evaluate
 
@@ -321,10 +322,11 @@ def prepare(chunk: int, settings: Settings, cache: KernelCache, stages: Stages) 
 
 def prepare_stream(chunk: int, settings: Settings, cache: KernelCache, stages: Stages) -> tuple[dict, list]:
     """`prepare` for data sets drawn on the GPU (`campaign_stream`): the chunk's instructions are
-    drawn; the oracle reads each one's first data set, rebuilt on the host (its judging profile,
-    whether it runs, the checker's parameters); the model evaluates every `cross_check_every`-th
-    program, rebuilt likewise; each kernel form becomes one StreamGroup of tables. Program k of the
-    chunk is instruction k // data_sets with stream tile chunk * chunk size + k."""
+    drawn, each judged by its instruction alone (its judging profile; whether the oracle models it,
+    `instruction_issue`), and every `cross_check_every`-th program of the chunk is rebuilt on the
+    host, read by the oracle and evaluated by the model (the sample); each kernel form becomes one
+    StreamGroup of tables. Program k of the chunk is instruction k // data_sets with stream tile
+    chunk * chunk size + k."""
     with stages("draw"):
         inputs, ops = draw_instructions(chunk, settings)
     count = settings.chunk_programs(chunk)
@@ -341,46 +343,41 @@ def prepare_stream(chunk: int, settings: Settings, cache: KernelCache, stages: S
         return StreamPrograms(tuple(ops[i] for i in members), local, tiles[positions], spec, TARGET, own_profile)
 
     texts: dict[str, list[int]] = {}
-    errors, not_run = [], 0
+    errors, not_run, profiles = [], 0, {}
     with stages("kernel text"):
         for i, op in enumerate(ops):
+            skeleton = Program(TARGET, (op,), profile=own_profile)
+            profiles[i] = profile_for(skeleton, settings.profile)
+            if instruction_issue(op, profiles[i]) is not None:
+                not_run += int(np.count_nonzero(instruction_of == i))
+                continue
             try:
-                texts.setdefault(hopper_kernel(hopper_form(Program(TARGET, (op,), profile=own_profile))), []).append(i)
+                texts.setdefault(hopper_kernel(hopper_form(skeleton)), []).append(i)
             except UnsupportedProgram as err:
                 errors += [error_entry(p, str(err), inputs) for p in source([i]).programs()]
     with stages("assemble"):
         cubins = {text: cache.get(text, TARGET) for text in texts}
-    with stages("reference"):  # the oracle reads every instruction's first data set
-        firsts = {i: source([i]).programs([0])[0] for members in texts.values() for i in members}
-        profiles = {i: profile_for(p, settings.profile) for i, p in firsts.items()}
-        products = {}
-        for profile in sorted(set(profiles.values())):
-            chosen = [i for i in firsts if profiles[i] == profile]
-            products.update(zip(chosen, matrix_products([firsts[i] for i in chosen], profile)))
-    runs = {i: isinstance(product, MatrixProduct) for i, product in products.items()}
-    not_run += int(sum(np.count_nonzero(instruction_of == i) for i, ok in runs.items() if not ok))
     groups, details = [], []
     for text, members in texts.items():
-        members = [i for i in members if runs[i]]
-        if not members:
-            continue
         group_source = source(members)
+        profile = profiles[members[0]]
         with stages("model"):
             positions = np.flatnonzero(np.isin(instruction_of, members))  # in the chunk, as group_source orders them
             sampled = [k for k, position in enumerate(positions.tolist()) if position % settings.cross_check_every == 0]
-            rebuilt = group_source.programs(sampled)
-            sample_products: list = [None] * len(group_source)
-            for k, product in zip(sampled, matrix_products(rebuilt, profiles[members[0]])):
-                sample_products[k] = product if isinstance(product, MatrixProduct) else None
-            sample = model_sample(sample_products, 1)
-        first = firsts[members[0]]
-        labels = (form_of(first), input_formats(first), first.ops[0].dtype, profiles[members[0]])
+            products: list = [None] * len(group_source)
+            for k, product in zip(sampled, matrix_products(group_source.programs(sampled), profile)):
+                products[k] = product if isinstance(product, MatrixProduct) else None
+            sample = model_sample(products, 1)
+        op = ops[members[0]]
+        labels = (form_of(Program(TARGET, (op,))), input_formats(Program(TARGET, (op,))), op.dtype, profile)
         with stages("pack"):
             try:
-                group = stream_group(text, cubins[text], hopper_form(first), group_source, products[members[0]], sample, labels)
+                parameters = stream_parameters(op, profile)
             except ValueError as err:  # e.g. a profile with no datapath for the group's formats
                 errors += [error_entry(p, str(err), inputs) for p in group_source.programs()]
                 continue
+            group = stream_group(text, cubins[text], hopper_form(Program(TARGET, (op,))), group_source, parameters, sample,
+                                 labels)
         groups.append(group)
         details.append((group_source, None))
     return ({"chunk": chunk, "inputs": inputs, "reference": settings.reference, "profile": settings.profile,
@@ -633,7 +630,7 @@ def settle_stream(group: StreamGroup, result: StreamResult, chunk: dict, outcome
     outcome.counts["cross-checked inner products"] += int(group.sample_d.size)
     count_launched(group.form_name, group.form.op, group.input_formats, group.accumulator, group.profile,
                    group.programs, chunk["inputs"], outcome)
-    programs = group.source.programs(result.flagged)
+    programs = group.source.programs(result.flagged) if result.flagged.size else []
     for p, words in zip(programs, result.flagged_words):
         judge_mismatch(p, None, unpack_d(group.form, words[None])[0], chunk, outcome)
 

@@ -27,12 +27,11 @@ from conformance.core.instructions import MmaSp, WgmmaMma
 from conformance.core.isa.mma import TYPE_BITS
 from conformance.core.program import Program
 from conformance.tools.campaign_checker import Operands, word_table
-from device.hopper_batch import control_records, pack, register_bytes, unpack_d
+from device.hopper_batch import control_records, pack, pack_d, register_bytes, unpack_d
 from device.ptx.kernels import HopperForm
 from generators import stream_operands as so
 from generators.stream_data_sets import Metadata, stream_layout, stream_programs
 from oracles.numerics import checker
-from oracles.numerics.matmul import MatrixProduct
 
 THREADS = 256
 GRID_LIMIT = 132 * 16  # CTAs of a drawing or checking launch (H100: 132 SMs)
@@ -73,7 +72,8 @@ class StreamGroup:
     and B's byte addresses per instruction, None for an operand in registers), each program's
     control record and operand masks (xor A, xor B, and C: imm-scale and scale-d), the checker's
     parameters, the shapes (M, N, K stored, K of B) and element bytes, and the sample: positions,
-    the model's D, and the images and registers the host rebuilt for them."""
+    the model's D (also packed as the kernel stores D), and the images and registers the host
+    rebuilt for them."""
 
     text: str
     cubin: bytes
@@ -92,6 +92,7 @@ class StreamGroup:
     metadata: Metadata | None
     sample: np.ndarray
     sample_d: np.ndarray
+    sample_words: np.ndarray
     sample_images: np.ndarray
     sample_registers: np.ndarray
     form_name: str
@@ -148,14 +149,19 @@ def operand_masks(ops: list[WgmmaMma | MmaSp]) -> np.ndarray:
                       0xFFFFFFFF if getattr(op, "scale_d", True) else 0) for op in ops], np.uint32).reshape(-1, 3)
 
 
-def stream_group(text: str, cubin: bytes, form: HopperForm, source: StreamPrograms, product: MatrixProduct,
+def stream_parameters(op: WgmmaMma | MmaSp, profile: str) -> np.ndarray:
+    """The checker's parameters for every data set of `op` judged under `profile` (those of the
+    oracle's product of any of them: formats, stored K, saturation). ValueError when the checker
+    cannot compute them (e.g. a profile without a datapath for the formats)."""
+    return checker.parameters(op.atype, op.dtype, stream_layout(op).a_shape[1], profile, b_fmt=op.btype,
+                              saturate=op.satfinite if op.dtype == "s32" else None)
+
+
+def stream_group(text: str, cubin: bytes, form: HopperForm, source: StreamPrograms, parameters: np.ndarray,
                  sample: dict[int, np.ndarray], labels: tuple[str, tuple[str, ...], str, str]) -> StreamGroup:
     """A launch group's tables from its programs (`source`, every instruction of one form), the
-    oracle's product of one of them (the checker's parameters) and the model's D of the sampled
-    ones by position; `labels`: form, input formats, accumulator and judging profile.
-    ValueError when the checker cannot compute the group (e.g. a profile without a datapath)."""
-    if product.a_scale is not None:
-        raise ValueError("the checker computes no block-scaled products")
+    checker's parameters and the model's D of the sampled programs by position; `labels`: form,
+    input formats, accumulator and judging profile."""
     layouts = [stream_layout(op) for op in source.ops]
     words = max(len(x.image_table) for x in layouts)
     tables = np.full((len(layouts), words, 4), so.ZERO, np.int32)
@@ -164,8 +170,6 @@ def stream_group(text: str, cubin: bytes, form: HopperForm, source: StreamProgra
     first = layouts[0]
     addresses = lambda name: (None if getattr(first, name) is None  # noqa: E731
                               else np.concatenate([getattr(x, name) for x in layouts]).astype(np.uint32))
-    parameters = checker.parameters(product.afmt, product.acc, product.a.shape[1], product.profile, b_fmt=product.bfmt,
-                                    saturate=product.saturate)
     positions = np.array(sorted(sample), dtype=np.int64)
     (m, k), (n, k_b) = first.a_shape, first.b_shape
     sample_d = np.stack([sample[i] for i in positions]) if positions.size else np.zeros((0, m, n), np.uint32)
@@ -179,8 +183,9 @@ def stream_group(text: str, cubin: bytes, form: HopperForm, source: StreamProgra
     ops = [source.ops[i] for i in source.instruction_of.tolist()]
     return StreamGroup(text, cubin, form, source, tables.reshape(-1, 4), words, register_table(form),
                        addresses("a_addresses"), addresses("b_addresses"), control_records(ops), operand_masks(ops),
-                       parameters, (m, n, k, k_b), first.element_bytes, first.metadata, positions, sample_d, images,
-                       registers, *labels)
+                       parameters, (m, n, k, k_b), first.element_bytes, first.metadata, positions, sample_d,
+                       pack_d(form, sample_d) if positions.size else np.zeros((0, form.threads, form.words_out), np.uint32),
+                       images, registers, *labels)
 
 
 @dataclass
@@ -200,10 +205,10 @@ class StreamResult:
 def drawn_differently(group: StreamGroup, result: StreamResult, label: str) -> str | None:
     """None when the sampled programs' images and registers the GPU drew equal the host's
     rebuild, else one line naming the first program and byte that differ."""
-    if not len(group.sample):
-        return None
     for name, got, want in (("image", result.sample_images, group.sample_images),
                             ("registers", result.sample_registers, group.sample_registers)):
+        if np.array_equal(got, want):
+            continue
         got, want = (np.ascontiguousarray(x).view(np.uint8).reshape(len(group.sample), -1) for x in (got, want))
         bad = np.argwhere(got != want)
         if bad.size:
@@ -217,6 +222,8 @@ def drawn_differently(group: StreamGroup, result: StreamResult, label: str) -> s
 def checker_differs(group: StreamGroup, result: StreamResult, label: str) -> str | None:
     """None when the checker's D of the sample equals the model's, else one line naming the first
     differing element (the program by its stream tile)."""
+    if np.array_equal(result.sample_words, group.sample_words):
+        return None
     got = unpack_d(group.form, result.sample_words)
     bad = np.argwhere(got != group.sample_d)
     if not bad.size:
@@ -284,7 +291,7 @@ def stream_result(group: StreamGroup, images: np.ndarray, registers: np.ndarray,
 
 
 STREAM_KERNELS = ("stream_words", "stream_metadata", "stream_columns", "stream_operand", "operand_masks",
-                  "reference_products", "differing_words")
+                  "reference_products", "differing_words", "copy_rows")
 
 
 class GpuStream:
@@ -308,6 +315,20 @@ class GpuStream:
             self.constants[key] = self.gpu.to_device(x)
         return self.constants[key]
 
+    def rows(self, rows, count: int, *arrays) -> list[np.ndarray]:
+        """Rows `rows` (a device array of `count` indices) of each of `arrays` ([P, ...] uint32),
+        gathered on the GPU one after another and read back in one copy."""
+        sizes = [int(np.prod(a.shape[1:])) for a in arrays]
+        starts = np.cumsum([0] + [count * size for size in sizes]).tolist()
+        if count:
+            gathered = self.gpu.empty((starts[-1],), np.uint32)
+            for a, size, at in zip(arrays, sizes, starts):
+                self.run("copy_rows", count * size, a, np.uint32(size), rows, np.uint32(count), gathered.pointer(4 * at))
+            words = self.gpu.to_host(gathered)
+        else:
+            words = np.zeros(0, np.uint32)
+        return [words[at:at + count * size].reshape((count,) + tuple(a.shape[1:])) for a, size, at in zip(arrays, sizes, starts)]
+
     def run(self, name: str, work: int, *args) -> None:
         self.gpu.launch(self.kernels[name], max(1, min(GRID_LIMIT, -(-work // THREADS))), THREADS, 0, *args)
 
@@ -315,66 +336,107 @@ class GpuStream:
         from time import perf_counter
 
         gpu, src, form = self.gpu, group.source, group.form
-        spec, p = src.spec, group.programs
+        spec, p, md = src.spec, group.programs, group.metadata
+        m, n, k, k_b = group.shape
+        b_at, c_at, columns_at = group.offsets
         u32, u64 = np.uint32, np.uint64
         started = perf_counter()
+        tables = {"tiles": src.tiles, "table_at": group.table_at(), "image_tables": group.image_tables,
+                  "register_at": np.zeros(p, np.uint32), "differing": np.zeros(p, np.uint32), "control": group.control,
+                  "sample": group.sample.astype(np.uint32)}
+        for name in ("a", "b"):
+            addresses = getattr(group, f"{name}_addresses")
+            if addresses is not None:
+                tables[f"{name}_addresses"], tables[f"{name}_at"] = addresses, group.address_at(addresses)
+        masked = [which for which in range(3) if (group.masks[:, which] != (0xFFFFFFFF if which == 2 else 0)).any()]
+        for which in masked:
+            tables[f"mask {which}"] = np.ascontiguousarray(group.masks[:, which])
+        inputs = uploaded(gpu, tables)
+        words_in = form.threads * form.words_in
+        outputs = allocated(gpu, {"images": ((p, group.image_words), np.uint32),
+                              "registers": ((p, form.threads, form.words_in), np.uint32),
+                              "operands": ((group.operand_words,), np.uint32),
+                              "out": ((p, form.threads, form.words_out), np.uint32),
+                              "expected": ((p, form.threads, form.words_out), np.uint32)})
+        images, registers, operands = outputs["images"], outputs["registers"], outputs["operands"]
         stream = (self.constant(spec.params_a), self.constant(spec.params_b), u32(spec.exact),
                   self.constant(spec.exact_codes if spec.exact_codes.size else np.zeros(1, np.uint32)),
                   self.constant(spec.exact_lengths))
-        tiles = gpu.to_device(src.tiles)
-        images = gpu.empty((p, group.image_words), np.uint32)
-        self.run("stream_words", p * group.image_words, *stream, u32(p), tiles, gpu.to_device(group.table_at()),
-                 gpu.to_device(group.image_tables), u32(group.image_words), images)
-        words_in = form.threads * form.words_in
-        registers = gpu.empty((p, form.threads, form.words_in), np.uint32)
-        self.run("stream_words", p * words_in, *stream, u32(p), tiles, gpu.to_device(np.zeros(p, np.uint32)),
+        tiles = inputs["tiles"]
+        self.run("stream_words", p * group.image_words, *stream, u32(p), tiles, inputs["table_at"], inputs["image_tables"],
+                 u32(group.image_words), images)
+        self.run("stream_words", p * words_in, *stream, u32(p), tiles, inputs["register_at"],
                  self.constant(group.register_table), u32(words_in), registers)
-        md = group.metadata
         if md is not None:
             self.run("stream_metadata", p * len(md.cells), stream[0], u32(p), tiles, u32(len(md.cells)),
                      self.constant(md.cells), u32(md.cells.shape[1]), self.constant(md.selected.astype(np.uint8)),
                      u32(md.field_bits), u32(md.k), registers, u32(words_in), u32(form.words_in), u32(form.words_in - 1))
-        operands = gpu.empty((group.operand_words,), np.uint32)
-        m, n, k, k_b = group.shape
-        b_at, c_at, columns_at = group.offsets
-        for op, at, rows, cols, addresses, width in ((so.OP_A, 0, m, k, group.a_addresses, group.element_bytes[0]),
-                                                     (so.OP_B, b_at, n, k_b, group.b_addresses, group.element_bytes[1]),
-                                                     (so.OP_C, c_at, m, n, None, 4)):
-            source = ((images.pointer(), u64(group.image_bytes), gpu.to_device(group.address_at(addresses)),
-                       gpu.to_device(addresses)) if addresses is not None else (u64(0), u64(0), u64(0), u64(0)))
+        for op, name, at, rows, cols, width in ((so.OP_A, "a", 0, m, k, group.element_bytes[0]),
+                                                (so.OP_B, "b", b_at, n, k_b, group.element_bytes[1]),
+                                                (so.OP_C, "c", c_at, m, n, 4)):
+            source = ((images.pointer(), u64(group.image_bytes), inputs[f"{name}_at"], inputs[f"{name}_addresses"])
+                      if f"{name}_addresses" in inputs else (u64(0), u64(0), u64(0), u64(0)))
             self.run("stream_operand", p * rows * cols, *stream, u32(op), u32(p), tiles, u32(rows), u32(cols), *source,
                      u32(width), operands.pointer(4 * at))
         if md is not None:
             self.run("stream_columns", p * m * k, stream[0], u32(p), tiles, u32(m), u32(k), u32(md.field_bits),
                      operands.pointer(4 * columns_at))
-        for which, (at, per) in enumerate(((0, m * k), (b_at, n * k_b), (c_at, m * n))):
-            keep = 0xFFFFFFFF if which == 2 else 0
-            if (group.masks[:, which] != keep).any():
-                self.run("operand_masks", p * per, u32(p), u32(per), operands.pointer(4 * at),
-                         gpu.to_device(np.ascontiguousarray(group.masks[:, which])), u32(which == 2))
-        control = gpu.to_device(group.control)
+        for which in masked:
+            at, per = ((0, m * k), (b_at, n * k_b), (c_at, m * n))[which]
+            self.run("operand_masks", p * per, u32(p), u32(per), operands.pointer(4 * at), inputs[f"mask {which}"],
+                     u32(which == 2))
         gpu.sync()
         drawn = perf_counter()
-        out = gpu.empty((p, form.threads, form.words_out), np.uint32)
-        gpu.launch(tensor_kernel, p, form.threads, group.image_bytes, images, control, registers, out, u32(group.image_bytes))
+        out, expected = outputs["out"], outputs["expected"]
+        gpu.launch(tensor_kernel, p, form.threads, group.image_bytes, images, inputs["control"], registers, out,
+                   u32(group.image_bytes))
         gpu.sync()
         launched = perf_counter()
         table, bits = word_table(form)
-        expected = gpu.empty(out.shape, np.uint32)
         self.run("reference_products", p * table.shape[0], self.constant(group.parameters), u32(p), u32(m), u32(n),
                  operands, u32(k_b), u64(b_at), u64(c_at), u64(columns_at), u32(md is not None), self.constant(table),
                  u32(table.shape[0]), u32(table.shape[1]), u32(bits), expected)
-        differing = gpu.to_device(np.zeros(p, np.uint32))
         per_program = form.threads * form.words_out
-        self.run("differing_words", p * per_program, u32(p), u32(per_program), out, expected, differing)
+        self.run("differing_words", p * per_program, u32(p), u32(per_program), out, expected, inputs["differing"])
         gpu.sync()
         checked = perf_counter()
-        counts = gpu.to_host(differing)
+        counts = gpu.to_host(inputs["differing"])
         flagged = np.flatnonzero(counts)
-        result = StreamResult(counts, gpu.to_host_rows(expected, group.sample), gpu.to_host_rows(images, group.sample).view(np.uint8),
-                              gpu.to_host_rows(registers, group.sample), flagged, gpu.to_host_rows(out, flagged))
+        sampled = self.rows(inputs["sample"], len(group.sample), expected, images, registers)
+        result = StreamResult(counts, sampled[0], sampled[1].view(np.uint8), sampled[2], flagged, gpu.to_host_rows(out, flagged))
         self.seconds["draw"] += drawn - started
         self.seconds["launch"] += launched - drawn
         self.seconds["reference"] += checked - launched
         self.seconds["read_back"] += perf_counter() - checked
         return result
+
+
+ARENA_ALIGN = 256  # bytes: where each array of an arena starts
+
+
+def _offsets(shapes: dict[str, tuple[tuple[int, ...], np.dtype]]) -> tuple[dict[str, int], int]:
+    """Each array's aligned offset in one allocation, and the allocation's size."""
+    offsets, at = {}, 0
+    for name, (shape, dtype) in shapes.items():
+        offsets[name] = at
+        at += -(-int(np.prod(shape, dtype=np.int64)) * dtype.itemsize // ARENA_ALIGN) * ARENA_ALIGN
+    return offsets, max(at, ARENA_ALIGN)
+
+
+def uploaded(gpu, arrays: dict[str, np.ndarray]) -> dict:
+    """Host arrays copied to the GPU in one copy, into one allocation: {name: DeviceArray}."""
+    shapes = {name: (a.shape, a.dtype) for name, a in arrays.items()}
+    offsets, size = _offsets(shapes)
+    blob = np.zeros(size, np.uint8)
+    for name, a in arrays.items():
+        blob[offsets[name]:offsets[name] + a.nbytes] = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
+    whole = gpu.to_device(blob)
+    return {name: whole.view(offsets[name], shape, dtype) for name, (shape, dtype) in shapes.items()}
+
+
+def allocated(gpu, shapes: dict[str, tuple[tuple[int, ...], type]]) -> dict:
+    """Uninitialised device arrays of the given (shape, dtype), in one allocation: {name: DeviceArray}."""
+    shapes = {name: (tuple(shape), np.dtype(dtype)) for name, (shape, dtype) in shapes.items()}
+    offsets, size = _offsets(shapes)
+    whole = gpu.empty((size,), np.uint8)
+    return {name: whole.view(offsets[name], shape, dtype) for name, (shape, dtype) in shapes.items()}
