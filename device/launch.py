@@ -76,6 +76,24 @@ class DeviceArray:
         return DeviceArray(self.buffer, tuple(shape), np.dtype(dtype), self.offset + offset)
 
 
+class Pinned:
+    """Page-locked host memory (cuMemAllocHost) as `array` (uint8 [nbytes]), for asynchronous
+    copies back; freed with this object (copy out what must outlive it)."""
+
+    def __init__(self, nbytes: int):
+        import ctypes
+
+        from cuda.bindings import driver
+
+        self.pointer = int(_check(driver.cuMemAllocHost(max(1, nbytes))))
+        self.array = np.frombuffer((ctypes.c_uint8 * max(1, nbytes)).from_address(self.pointer), np.uint8)[:nbytes]
+
+    def __del__(self) -> None:
+        from cuda.bindings import driver
+
+        driver.cuMemFreeHost(self.pointer)
+
+
 class Gpu:
     """One CUDA device made current, with a stream for launches."""
 
@@ -162,6 +180,33 @@ class Gpu:
             if row_bytes:
                 _check(driver.cuMemcpyDtoH(out[i].ctypes.data, array.address + int(row) * row_bytes, row_bytes))
         return out
+
+    # --- stream-ordered work, for a worker that queues its next launch before it reads the last back ---
+
+    def to_device_async(self, array: np.ndarray) -> DeviceArray:
+        """`to_device` queued on this GPU's stream (no wait for the work before it): the driver stages
+        pageable memory before it returns, so `array` may change afterwards."""
+        from cuda.bindings import driver
+
+        array = np.ascontiguousarray(array)
+        out = self.empty(array.shape, array.dtype)
+        if array.nbytes:
+            _check(driver.cuMemcpyHtoDAsync(out.address, array.ctypes.data, array.nbytes, self.stream.handle))
+        return out
+
+    def to_host_async(self, array: DeviceArray, out: np.ndarray) -> None:
+        """Queue a copy of `array` into `out` (page-locked host memory, `pinned`): valid once an
+        event recorded after it has completed."""
+        from cuda.bindings import driver
+
+        if out.nbytes:
+            _check(driver.cuMemcpyDtoHAsync(out.ctypes.data, array.address, out.nbytes, self.stream.handle))
+
+    def record(self):
+        """A timing event recorded on this GPU's stream (`later - earlier` is milliseconds)."""
+        from cuda.core import EventOptions
+
+        return self.stream.record(options=EventOptions(timing_enabled=True))
 
     def launch(self, kernel, grid: int, block: int, shared_bytes: int, *args, cluster: int | None = None) -> None:
         """Launch `grid` CTAs of `block` threads on this GPU's stream, in clusters of `cluster`

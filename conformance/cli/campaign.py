@@ -124,7 +124,7 @@ def cmd_campaign(args: argparse.Namespace) -> int:
     from oracles.numerics.checker import CrossCheckError
 
     settings = tool.Settings(args.programs, args.seed, args.data_sets, not args.no_batch_oracle, default_directory(), args.shard,
-                             reference=args.reference, profile=args.profile, numerics=numerics,
+                             chunk=tool.chunk_programs_for(draw, args.data_sets), reference=args.reference, profile=args.profile, numerics=numerics,
                              cross_check_every=args.cross_check_every, draw=draw)
     launcher = tool.HOST_ONLY if args.host_only else tool.GPU_LAUNCHER
     try:

@@ -70,7 +70,9 @@ from conformance.core.program import Program, dumps
 from conformance.harness.backends.base import Observation
 from conformance.harness.backends.registry import DEFAULT_REFERENCE
 from conformance.harness.judge import CaseResult, profile_for
-from conformance.tools.campaign_checker import GpuReference, HostReference, Operands, disagreement, model_sample, operands
+from conformance.tools.campaign_checker import (
+    GpuReference, HostReference, Operands, checker_module, disagreement, model_sample, operands,
+)
 from conformance.tools.campaign_stream import (
     GpuStream, StreamGroup, StreamPrograms, StreamResult, checker_differs, drawn_differently, host_draw, stream_group,
     stream_parameters, stream_result,
@@ -103,6 +105,14 @@ GPU_STAGES = ("draw", "copy_in", "launch", "read_back", "reference")  # the laun
 CHECKER, MODEL = "checker", "model"  # what computes the expected D's inner products
 HOST_DRAW, GPU_DRAW = "host", "gpu"  # where each data set's operands are drawn
 DEFAULT_CROSS_CHECK_EVERY = 16  # with the checker, every 16th program of a chunk is also evaluated by the model
+STREAM_CHUNK_INSTRUCTIONS = 16  # instructions per chunk when the GPU draws the data sets
+
+
+def chunk_programs_for(draw: str, data_sets: int) -> int:
+    """Programs per chunk: CHUNK; with data sets drawn on the GPU, STREAM_CHUNK_INSTRUCTIONS
+    instructions' worth (a chunk's host work is then mostly per instruction, and Hypothesis
+    starts once per chunk)."""
+    return max(CHUNK, STREAM_CHUNK_INSTRUCTIONS * data_sets) if draw == GPU_DRAW else CHUNK
 
 
 # --- the reference and the verdict: the campaign's only calls into the judge -----------------------
@@ -364,8 +374,9 @@ def prepare_stream(chunk: int, settings: Settings, cache: KernelCache, stages: S
         with stages("model"):
             positions = np.flatnonzero(np.isin(instruction_of, members))  # in the chunk, as group_source orders them
             sampled = [k for k, position in enumerate(positions.tolist()) if position % settings.cross_check_every == 0]
+            rebuilt = dict(zip(sampled, group_source.programs(sampled)))
             products: list = [None] * len(group_source)
-            for k, product in zip(sampled, matrix_products(group_source.programs(sampled), profile)):
+            for k, product in zip(sampled, matrix_products(list(rebuilt.values()), profile)):
                 products[k] = product if isinstance(product, MatrixProduct) else None
             sample = model_sample(products, 1)
         op = ops[members[0]]
@@ -377,7 +388,7 @@ def prepare_stream(chunk: int, settings: Settings, cache: KernelCache, stages: S
                 errors += [error_entry(p, str(err), inputs) for p in group_source.programs()]
                 continue
             group = stream_group(text, cubins[text], hopper_form(Program(TARGET, (op,))), group_source, parameters, sample,
-                                 labels)
+                                 labels, rebuilt)
         groups.append(group)
         details.append((group_source, None))
     return ({"chunk": chunk, "inputs": inputs, "reference": settings.reference, "profile": settings.profile,
@@ -473,8 +484,11 @@ class Launcher(Protocol):
     def launch(self, group: Group) -> np.ndarray:
         """The words [B, threads, words_out] the kernel stores for the group's programs."""
 
-    def stream(self, group: StreamGroup) -> StreamResult:
-        """A group of data sets drawn on the GPU, launched and checked there (`campaign_stream`)."""
+    def stream_submit(self, group: StreamGroup) -> object:
+        """Queue a group of data sets drawn on the GPU, launched and checked there (`campaign_stream`)."""
+
+    def stream_collect(self, queued: object) -> StreamResult:
+        """What a queued stream launch gave."""
 
 
 class GpuLauncher:
@@ -487,8 +501,8 @@ class GpuLauncher:
         self.gpu = hopper_gpu("campaign")
         self.runner = HopperRunner(self.gpu, TARGET)
         self.name, self.seconds = self.gpu.name, self.runner.seconds
-        self.checker: GpuReference | None = None
-        self.streams: GpuStream | None = None
+        module = checker_module(self.gpu, TARGET)  # NVRTC, while the producers prepare the first chunks
+        self.checker, self.streams = GpuReference(self.gpu, module, self.seconds), GpuStream(self.gpu, module, self.seconds)
 
     def load(self, text: str, cubin: bytes) -> None:
         if text not in self.runner.kernels:
@@ -498,14 +512,13 @@ class GpuLauncher:
         return self.runner.launch_batch(group.batch)
 
     def reference(self, group: Group) -> np.ndarray:
-        if self.checker is None:  # compiled (NVRTC) when first needed
-            self.checker = GpuReference(self.gpu, TARGET, self.seconds)
         return self.checker(group.operands, group.batch.form)
 
-    def stream(self, group: StreamGroup) -> StreamResult:
-        if self.streams is None:  # compiled (NVRTC) when first needed
-            self.streams = GpuStream(self.gpu, TARGET, self.seconds)
-        return self.streams(group, self.runner.kernels[group.text])
+    def stream_submit(self, group: StreamGroup) -> object:
+        return self.streams.submit(group, self.runner.kernels[group.text])
+
+    def stream_collect(self, queued: object) -> StreamResult:
+        return self.streams.collect(queued)
 
 
 class HostOnlyLauncher:
@@ -529,10 +542,14 @@ class HostOnlyLauncher:
     def launch(self, group: Group) -> np.ndarray:
         return group.expected
 
-    def stream(self, group: StreamGroup) -> StreamResult:
+    def stream_submit(self, group: StreamGroup) -> StreamResult:
+        """The whole launch, on the CPU, at once."""
         images, registers, ops = host_draw(group)
         expected = self.stream_reference(ops, group.form)
         return stream_result(group, images, registers, expected, self.stream_launch(group, expected))
+
+    def stream_collect(self, queued: StreamResult) -> StreamResult:
+        return queued
 
     def stream_reference(self, ops: Operands, form: HopperForm) -> np.ndarray:
         """The checker's words for a stream group's operands (on the CPU)."""
@@ -670,10 +687,14 @@ def gpu_worker(index: int, device: str | None, launcher_spec: str, orders, progr
         return stopped()
     pipe.send(("ready", index, launcher.name))
     try:
-        while (order := orders.get()) is not None:
+        while True:
+            waiting = time.perf_counter()
+            if (order := orders.get()) is None:
+                break
             token, (launches, programs), skip = order
             outcome = Outcome()
             stages = outcome.stages
+            stages.add("wait", time.perf_counter() - waiting)  # idle: no prepared chunk was handed to it
             before = Counter(launcher.seconds)
             with stages("read"):
                 chunk = read_pickle(launches)
@@ -684,37 +705,66 @@ def gpu_worker(index: int, device: str | None, launcher_spec: str, orders, progr
                     details.extend(read_pickle(programs))
                 return details[k]
 
+            def fault(k: int, e: Exception) -> None:
+                progress[1] = -1
+                outcome.gpu_seconds = Counter(launcher.seconds) - before
+                pipe.send(("fault", index, token, k, one_line(e), outcome))
+
+            def settled(k: int, label: str, check) -> bool:
+                """Run a launched group's checks and judgement; False (the run stops) on a cross-check failure."""
+                outcome.launches += 1
+                try:
+                    with stages("compare"):
+                        check()
+                except CrossCheckError as e:
+                    pipe.send(("disagree", index, str(e)))
+                    return False
+                outcome.groups_done.append(k)
+                return True
+
+            def collected(k: int, group: StreamGroup, label: str, handle) -> bool:
+                """Wait for a queued stream launch and settle it; False (the run stops) on a fault or a
+                cross-check failure."""
+                try:
+                    result = launcher.stream_collect(handle)
+                except Exception as e:  # noqa: BLE001 - a CUDA error: this process's context is lost
+                    fault(k, e)
+                    return False
+                return settled(k, label, lambda: settle_stream(group, result, chunk, outcome, label))
+
+            queued = None  # a stream launch queued on the GPU, collected after the next one is queued
             for k, group in enumerate(chunk["groups"]):
                 if k in skip:
                     continue
                 progress[0], progress[1], progress[2] = token, k, time.time()
-                label = f"chunk {chunk['chunk']}, launch {k} ({group.form_name if isinstance(group, StreamGroup) else group.form})"
+                stream = isinstance(group, StreamGroup)
+                label = f"chunk {chunk['chunk']}, launch {k} ({group.form_name if stream else group.form})"
                 try:
                     with stages("load"):
                         launcher.load(group.text, group.cubin)
-                    if isinstance(group, StreamGroup):
-                        result = launcher.stream(group)
+                    if stream:
+                        handle = launcher.stream_submit(group)
                     else:
                         if group.operands is not None:
                             group = dataclasses.replace(group, expected=launcher.reference(group))
                         words = launcher.launch(group)
                 except Exception as e:  # noqa: BLE001 - a CUDA error: this process's context is lost
-                    progress[1] = -1
-                    outcome.gpu_seconds = Counter(launcher.seconds) - before
-                    pipe.send(("fault", index, token, k, one_line(e), outcome))
+                    fault(k, e)
                     return stopped()
-                outcome.launches += 1
-                try:
-                    with stages("compare"):
-                        if isinstance(group, StreamGroup):
-                            settle_stream(group, result, chunk, outcome, label)
-                        else:
-                            cross_check(group, label, outcome)
-                            settle(group, words, chunk, outcome, lambda k=k: group_details(k))
-                except CrossCheckError as e:
-                    pipe.send(("disagree", index, str(e)))
+                if stream:
+                    if queued is not None and not collected(*queued):
+                        return stopped()
+                    queued = (k, group, label, handle)
+                    continue
+
+                def judge(k: int = k, group: Group = group, words: np.ndarray = words, label: str = label) -> None:
+                    cross_check(group, label, outcome)
+                    settle(group, words, chunk, outcome, lambda: group_details(k))
+
+                if not settled(k, label, judge):
                     return stopped()
-                outcome.groups_done.append(k)
+            if queued is not None and not collected(*queued):
+                return stopped()
             progress[1] = -1
             outcome.gpu_seconds = Counter(launcher.seconds) - before
             pipe.send(("done", index, token, outcome))

@@ -151,15 +151,21 @@ def word_table(form: HopperForm) -> tuple[np.ndarray, int]:
     return d_word_elements(form)
 
 
+def checker_module(gpu, arch: str):
+    """The checker's kernels (`checker_kernels_source`) compiled by NVRTC for `arch`, loaded on `gpu`
+    (once per GPU worker: a campaign's workers compile them while the producers start)."""
+    from device.check_kernels import compile_cubin
+
+    return gpu.load_cubin(compile_cubin(checker_kernels_source(), arch))
+
+
 class GpuReference:
-    """`reference_products` on a GPU (compiled by NVRTC once per worker); its copies and launch
-    add up in `seconds` as "reference": GPU work of the campaign, like the tensor core's."""
+    """`reference_products` on a GPU (from `checker_module`); its copies and launch add up in
+    `seconds` as "reference": GPU work of the campaign, like the tensor core's."""
 
-    def __init__(self, gpu, arch: str, seconds: Counter):
-        from device.check_kernels import compile_cubin
-
+    def __init__(self, gpu, module, seconds: Counter):
         self.gpu, self.seconds = gpu, seconds
-        self.kernel = gpu.load_cubin(compile_cubin(checker_kernels_source(), arch)).get_kernel("reference_products")
+        self.kernel = module.get_kernel("reference_products")
         self.constants: dict[bytes, object] = {}  # parameters, word tables: copied once, kept on the GPU
 
     def constant(self, x: np.ndarray):

@@ -158,10 +158,12 @@ def stream_parameters(op: WgmmaMma | MmaSp, profile: str) -> np.ndarray:
 
 
 def stream_group(text: str, cubin: bytes, form: HopperForm, source: StreamPrograms, parameters: np.ndarray,
-                 sample: dict[int, np.ndarray], labels: tuple[str, tuple[str, ...], str, str]) -> StreamGroup:
+                 sample: dict[int, np.ndarray], labels: tuple[str, tuple[str, ...], str, str],
+                 rebuilt: dict[int, Program] | None = None) -> StreamGroup:
     """A launch group's tables from its programs (`source`, every instruction of one form), the
-    checker's parameters and the model's D of the sampled programs by position; `labels`: form,
-    input formats, accumulator and judging profile."""
+    checker's parameters and the model's D of the sampled programs by position (`rebuilt`: those
+    programs already rebuilt, by position); `labels`: form, input formats, accumulator and
+    judging profile."""
     layouts = [stream_layout(op) for op in source.ops]
     words = max(len(x.image_table) for x in layouts)
     tables = np.full((len(layouts), words, 4), so.ZERO, np.int32)
@@ -176,8 +178,9 @@ def stream_group(text: str, cubin: bytes, form: HopperForm, source: StreamProgra
     images = np.zeros((len(positions), 4 * words), np.uint8)
     registers = np.zeros((len(positions), form.threads, form.words_in), np.uint32)
     if positions.size:
-        rebuilt = source.programs(positions)
-        batch = pack(rebuilt)
+        programs = ([rebuilt[i] for i in positions.tolist()] if rebuilt is not None and set(positions.tolist()) <= set(rebuilt)
+                    else source.programs(positions))
+        batch = pack(programs)
         images[:, :batch.images.shape[1]] = batch.images
         registers = batch.registers
     ops = [source.ops[i] for i in source.instruction_of.tolist()]
@@ -294,20 +297,31 @@ STREAM_KERNELS = ("stream_words", "stream_metadata", "stream_columns", "stream_o
                   "reference_products", "differing_words", "copy_rows")
 
 
+@dataclass
+class Pending:
+    """A stream launch queued on the GPU: its group, the device arrays it uses (kept alive until it
+    is collected), the page-locked buffer its results come back to, their layout (words of the
+    counts and of each sampled array's rows), and its timing events."""
+
+    group: StreamGroup
+    arrays: dict
+    pinned: object
+    layout: list[int]
+    events: tuple
+
+
 class GpuStream:
-    """Stream launches on a GPU (the drawing and checking kernels compiled by NVRTC once per
-    worker). Its seconds add up as "draw" (drawing every input and operand on the GPU, with the
-    tables' copies), "launch" (the tensor core), "reference" (the checker and the comparison) and
-    "read_back": all GPU work of the campaign."""
+    """Stream launches on a GPU (the drawing and checking kernels of `checker_module`), queued on
+    its stream by `submit` and read back by `collect`, so that a worker queues its next launch
+    before it waits for the last. Its seconds are GPU time between events on the stream: "draw"
+    (the tables' copy, drawing every input and operand), "launch" (the tensor core), "reference"
+    (the checker and the comparison) and "read_back" (gathering the sample, the copies back)."""
 
-    def __init__(self, gpu, arch: str, seconds: Counter):
-        from conformance.tools.numerics_gpucheck import checker_kernels_source
-        from device.check_kernels import compile_cubin
-
+    def __init__(self, gpu, module, seconds: Counter):
         self.gpu, self.seconds = gpu, seconds
-        module = gpu.load_cubin(compile_cubin(checker_kernels_source(), arch))
         self.kernels = {name: module.get_kernel(name) for name in STREAM_KERNELS}
         self.constants: dict[bytes, object] = {}  # register and word tables, parameters: copied once
+        self.pinned: list = []  # page-locked buffers free for the next launches' results
 
     def constant(self, x: np.ndarray):
         key = x.dtype.str.encode() + str(x.shape).encode() + x.tobytes()
@@ -315,32 +329,32 @@ class GpuStream:
             self.constants[key] = self.gpu.to_device(x)
         return self.constants[key]
 
-    def rows(self, rows, count: int, *arrays) -> list[np.ndarray]:
-        """Rows `rows` (a device array of `count` indices) of each of `arrays` ([P, ...] uint32),
-        gathered on the GPU one after another and read back in one copy."""
-        sizes = [int(np.prod(a.shape[1:])) for a in arrays]
-        starts = np.cumsum([0] + [count * size for size in sizes]).tolist()
-        if count:
-            gathered = self.gpu.empty((starts[-1],), np.uint32)
-            for a, size, at in zip(arrays, sizes, starts):
-                self.run("copy_rows", count * size, a, np.uint32(size), rows, np.uint32(count), gathered.pointer(4 * at))
-            words = self.gpu.to_host(gathered)
-        else:
-            words = np.zeros(0, np.uint32)
-        return [words[at:at + count * size].reshape((count,) + tuple(a.shape[1:])) for a, size, at in zip(arrays, sizes, starts)]
-
     def run(self, name: str, work: int, *args) -> None:
         self.gpu.launch(self.kernels[name], max(1, min(GRID_LIMIT, -(-work // THREADS))), THREADS, 0, *args)
 
-    def __call__(self, group: StreamGroup, tensor_kernel) -> StreamResult:
-        from time import perf_counter
+    def buffer(self, nbytes: int):
+        """A free page-locked buffer of at least `nbytes` (the smallest that fits, else a new one)."""
+        from device.launch import Pinned
 
+        fits = [b for b in self.pinned if b.array.nbytes >= nbytes]
+        if fits:
+            chosen = min(fits, key=lambda b: b.array.nbytes)
+            self.pinned.remove(chosen)
+            return chosen
+        return Pinned(max(nbytes, 1 << 16))
+
+    def __call__(self, group: StreamGroup, tensor_kernel) -> StreamResult:
+        return self.collect(self.submit(group, tensor_kernel))
+
+    def submit(self, group: StreamGroup, tensor_kernel) -> Pending:
+        """Queue a group's whole launch on the GPU's stream: the tables' copy, the drawing, the
+        tensor core, the checker, the comparison, and the copies back of the counts and the sample."""
         gpu, src, form = self.gpu, group.source, group.form
         spec, p, md = src.spec, group.programs, group.metadata
         m, n, k, k_b = group.shape
         b_at, c_at, columns_at = group.offsets
         u32, u64 = np.uint32, np.uint64
-        started = perf_counter()
+        start = gpu.record()
         tables = {"tiles": src.tiles, "table_at": group.table_at(), "image_tables": group.image_tables,
                   "register_at": np.zeros(p, np.uint32), "differing": np.zeros(p, np.uint32), "control": group.control,
                   "sample": group.sample.astype(np.uint32)}
@@ -354,10 +368,10 @@ class GpuStream:
         inputs = uploaded(gpu, tables)
         words_in = form.threads * form.words_in
         outputs = allocated(gpu, {"images": ((p, group.image_words), np.uint32),
-                              "registers": ((p, form.threads, form.words_in), np.uint32),
-                              "operands": ((group.operand_words,), np.uint32),
-                              "out": ((p, form.threads, form.words_out), np.uint32),
-                              "expected": ((p, form.threads, form.words_out), np.uint32)})
+                                  "registers": ((p, form.threads, form.words_in), np.uint32),
+                                  "operands": ((group.operand_words,), np.uint32),
+                                  "out": ((p, form.threads, form.words_out), np.uint32),
+                                  "expected": ((p, form.threads, form.words_out), np.uint32)})
         images, registers, operands = outputs["images"], outputs["registers"], outputs["operands"]
         stream = (self.constant(spec.params_a), self.constant(spec.params_b), u32(spec.exact),
                   self.constant(spec.exact_codes if spec.exact_codes.size else np.zeros(1, np.uint32)),
@@ -385,30 +399,55 @@ class GpuStream:
             at, per = ((0, m * k), (b_at, n * k_b), (c_at, m * n))[which]
             self.run("operand_masks", p * per, u32(p), u32(per), operands.pointer(4 * at), inputs[f"mask {which}"],
                      u32(which == 2))
-        gpu.sync()
-        drawn = perf_counter()
+        drawn = gpu.record()
         out, expected = outputs["out"], outputs["expected"]
         gpu.launch(tensor_kernel, p, form.threads, group.image_bytes, images, inputs["control"], registers, out,
                    u32(group.image_bytes))
-        gpu.sync()
-        launched = perf_counter()
+        launched = gpu.record()
         table, bits = word_table(form)
         self.run("reference_products", p * table.shape[0], self.constant(group.parameters), u32(p), u32(m), u32(n),
                  operands, u32(k_b), u64(b_at), u64(c_at), u64(columns_at), u32(md is not None), self.constant(table),
                  u32(table.shape[0]), u32(table.shape[1]), u32(bits), expected)
         per_program = form.threads * form.words_out
         self.run("differing_words", p * per_program, u32(p), u32(per_program), out, expected, inputs["differing"])
-        gpu.sync()
-        checked = perf_counter()
-        counts = gpu.to_host(inputs["differing"])
+        checked = gpu.record()
+        count = len(group.sample)
+        sampled = (expected, images, registers)
+        sizes = [int(np.prod(a.shape[1:])) for a in sampled]
+        gathered = gpu.empty((max(1, count * sum(sizes)),), np.uint32)
+        at = 0
+        for a, size in zip(sampled, sizes):
+            if count:
+                self.run("copy_rows", count * size, a, u32(size), inputs["sample"], u32(count), gathered.pointer(4 * at))
+            at += count * size
+        pinned = self.buffer(4 * (p + at))
+        gpu.to_host_async(inputs["differing"], pinned.array[:4 * p])
+        if at:
+            gpu.to_host_async(gathered, pinned.array[4 * p:4 * (p + at)])
+        done = gpu.record()
+        return Pending(group, {**inputs, **outputs, "gathered": gathered}, pinned, [p] + [count * x for x in sizes],
+                       (start, drawn, launched, checked, done))
+
+    def collect(self, pending: Pending) -> StreamResult:
+        """Wait for a queued launch and read its results: the counts, the sample's rows, and the
+        tensor core's words of any program whose words differ (copied then)."""
+        start, drawn, launched, checked, done = pending.events
+        done.sync()
+        words = pending.pinned.array[:4 * sum(pending.layout)].view(np.uint32).copy()
+        self.pinned.append(pending.pinned)
+        count = len(pending.group.sample)
+        parts = np.split(words, np.cumsum(pending.layout)[:-1])
+        counts = parts[0]
+        expected, images, registers = (part.reshape((count,) + tuple(pending.arrays[name].shape[1:]))
+                                       for part, name in zip(parts[1:], ("expected", "images", "registers")))
         flagged = np.flatnonzero(counts)
-        sampled = self.rows(inputs["sample"], len(group.sample), expected, images, registers)
-        result = StreamResult(counts, sampled[0], sampled[1].view(np.uint8), sampled[2], flagged, gpu.to_host_rows(out, flagged))
-        self.seconds["draw"] += drawn - started
-        self.seconds["launch"] += launched - drawn
-        self.seconds["reference"] += checked - launched
-        self.seconds["read_back"] += perf_counter() - checked
-        return result
+        out = pending.arrays["out"]
+        flagged_words = (self.gpu.to_host_rows(out, flagged) if flagged.size  # waits for every queued launch: rare
+                         else np.zeros((0,) + tuple(out.shape[1:]), np.uint32))
+        for stage, (later, earlier) in (("draw", (drawn, start)), ("launch", (launched, drawn)),
+                                        ("reference", (checked, launched)), ("read_back", (done, checked))):
+            self.seconds[stage] += (later - earlier) / 1000
+        return StreamResult(counts, expected, images.view(np.uint8), registers, flagged, flagged_words)
 
 
 ARENA_ALIGN = 256  # bytes: where each array of an arena starts
@@ -424,13 +463,14 @@ def _offsets(shapes: dict[str, tuple[tuple[int, ...], np.dtype]]) -> tuple[dict[
 
 
 def uploaded(gpu, arrays: dict[str, np.ndarray]) -> dict:
-    """Host arrays copied to the GPU in one copy, into one allocation: {name: DeviceArray}."""
+    """Host arrays copied to the GPU in one copy queued on its stream, into one allocation:
+    {name: DeviceArray}."""
     shapes = {name: (a.shape, a.dtype) for name, a in arrays.items()}
     offsets, size = _offsets(shapes)
     blob = np.zeros(size, np.uint8)
     for name, a in arrays.items():
         blob[offsets[name]:offsets[name] + a.nbytes] = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
-    whole = gpu.to_device(blob)
+    whole = gpu.to_device_async(blob)
     return {name: whole.view(offsets[name], shape, dtype) for name, (shape, dtype) in shapes.items()}
 
 

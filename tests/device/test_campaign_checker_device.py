@@ -8,7 +8,7 @@ from collections import Counter
 
 import numpy as np
 
-from conformance.tools.campaign_checker import GpuReference, operands
+from conformance.tools.campaign_checker import GpuReference, checker_module, operands
 from device.hopper_batch import pack_d
 from oracles.numerics.matmul import evaluate
 from tests.test_campaign_checker import launch_groups
@@ -16,7 +16,7 @@ from tests.test_campaign_checker import launch_groups
 
 def test_the_gpu_checker_computes_the_models_d(hopper_gpu):
     seconds: Counter = Counter()
-    reference = GpuReference(hopper_gpu, "sm_90a", seconds)
+    reference = GpuReference(hopper_gpu, checker_module(hopper_gpu, "sm_90a"), seconds)
     compared = 0
     for form, products in launch_groups(12, range(6)):
         ops = operands(products, {})

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import Counter
 
 from conformance.tools import campaign as tool
+from conformance.tools.campaign_checker import checker_module
 from conformance.tools.campaign_stream import GpuStream, checker_differs, drawn_differently
 from conformance.tools.stages import Stages
 from device.kernel_cache import KernelCache
@@ -17,7 +18,7 @@ def test_stream_launches_draw_what_the_host_rebuilds_and_agree(hopper_gpu, tmp_p
     settings = tool.Settings(programs=400, seed=11, data_sets=4, chunk=200, numerics=tool.CHECKER, draw=tool.GPU_DRAW,
                              cross_check_every=1, cache_dir=str(tmp_path))
     seconds: Counter = Counter()
-    stream = GpuStream(hopper_gpu, "sm_90a", seconds)
+    stream = GpuStream(hopper_gpu, checker_module(hopper_gpu, "sm_90a"), seconds)
     cache = KernelCache(settings.cache_dir)
     launched = sampled = 0
     for chunk in settings.chunks():
