@@ -318,6 +318,16 @@ def host_library(cuda_source: str, directory: str):
     return ctypes.CDLL(str(out / "kernels.so"))
 
 
+def nvrtc_version() -> str:
+    """NVRTC's version, e.g. "13.0"."""
+    from cuda.bindings import nvrtc
+
+    err, major, minor = nvrtc.nvrtcVersion()
+    if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        raise NvrtcError(f"NVRTC error {err.name}")
+    return f"{major}.{minor}"
+
+
 class NvrtcError(RuntimeError):
     """NVRTC is missing or refused the source; the message carries its log."""
 

@@ -87,11 +87,10 @@ class Pinned:
 
         self.pointer = int(_check(driver.cuMemAllocHost(max(1, nbytes))))
         self.array = np.frombuffer((ctypes.c_uint8 * max(1, nbytes)).from_address(self.pointer), np.uint8)[:nbytes]
+        self.free = driver.cuMemFreeHost  # held: at interpreter exit the module may be gone
 
     def __del__(self) -> None:
-        from cuda.bindings import driver
-
-        driver.cuMemFreeHost(self.pointer)
+        self.free(self.pointer)
 
 
 class Gpu:

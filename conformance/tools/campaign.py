@@ -79,7 +79,7 @@ from conformance.tools.campaign_stream import (
 )
 from conformance.tools.stages import Stages
 from device.hopper_batch import Batch, pack, pack_d, unpack_d
-from device.kernel_cache import KernelCache
+from device.kernel_cache import CACHE_ENV, KernelCache, default_directory
 from device.ptx.kernels import HopperForm, UnsupportedProgram, hopper_form, hopper_kernel
 from generators import stream_operands
 from generators.programs import INPUTS, hopper_instructions, hopper_program_sets
@@ -501,7 +501,7 @@ class GpuLauncher:
         self.gpu = hopper_gpu("campaign")
         self.runner = HopperRunner(self.gpu, TARGET)
         self.name, self.seconds = self.gpu.name, self.runner.seconds
-        module = checker_module(self.gpu, TARGET)  # NVRTC, while the producers prepare the first chunks
+        module = checker_module(self.gpu, TARGET, default_directory())  # while the producers prepare the first chunks
         self.checker, self.streams = GpuReference(self.gpu, module, self.seconds), GpuStream(self.gpu, module, self.seconds)
 
     def load(self, text: str, cubin: bytes) -> None:
@@ -664,8 +664,9 @@ def cross_check(group: Group, label: str, outcome: Outcome) -> None:
     outcome.counts["cross-checked inner products"] += int(group.operands.sample_d.size)
 
 
-def gpu_worker(index: int, device: str | None, launcher_spec: str, orders, progress, pipe) -> None:
-    """A GPU worker process: opens its launcher (on `device`, as CUDA_VISIBLE_DEVICES, when given),
+def gpu_worker(index: int, device: str | None, launcher_spec: str, cache_dir: str, orders, progress, pipe) -> None:
+    """A GPU worker process: opens its launcher (on `device`, as CUDA_VISIBLE_DEVICES, when given;
+    the run's kernel cache, `cache_dir`, as $TCGEN05_CACHE),
     then runs the chunks ordered on `orders` ((dispatch token, spool files, groups to skip); None:
     stop), reporting ("done", ...) per chunk on `pipe`, its own connection to the main process
     (no lock shared with other processes, which a killed worker could leave taken). Before each
@@ -675,6 +676,7 @@ def gpu_worker(index: int, device: str | None, launcher_spec: str, orders, progr
     be stopped."""
     if device is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = device
+    os.environ[CACHE_ENV] = cache_dir
 
     def stopped() -> None:
         while orders.get() is not None:
@@ -846,6 +848,8 @@ class Run:
         self.cache: Counter = Counter()
         self.instructions = 0
         self.not_run = 0
+        self.started = time.perf_counter()
+        self.first_dispatch: float | None = None  # seconds from the start to the first chunk handed to a GPU worker
 
     # --- processes ---
 
@@ -862,7 +866,8 @@ class Run:
     def start_worker(self, w: Worker) -> None:
         w.orders = self.context.Queue()
         w.progress = self.context.Array("d", [-1.0, -1.0, 0.0], lock=False)
-        w.process, w.pipe = self.connect(gpu_worker, (w.index, w.device, self.launcher, w.orders, w.progress), w)
+        w.process, w.pipe = self.connect(gpu_worker, (w.index, w.device, self.launcher, self.settings.cache_dir, w.orders,
+                                                       w.progress), w)
         w.started, w.ready = time.time(), False
 
     def stop_worker(self, w: Worker) -> None:
@@ -1075,6 +1080,8 @@ class Run:
             token, self.next_token = self.next_token, self.next_token + 1
             state.token, self.tokens[token] = token, chunk
             w.orders.put((token, state.files, frozenset(state.skip)))
+            if self.first_dispatch is None:
+                self.first_dispatch = time.perf_counter() - self.started
             w.assigned.append(token)
             w.dispatched += 1
 
@@ -1172,11 +1179,14 @@ def report(run: Run, seconds: float, evicted: int, keep_cache: bool) -> dict:
         "errors": o.counts["errors"],
         "not_run": run.not_run,
         "seconds": round(seconds, 3),
+        "startup_seconds": round(run.first_dispatch, 3) if run.first_dispatch is not None else None,
         "gpu_seconds": round(sum(busy), 3),
         "stages": {"producers": stages.as_dict(programs), "gpu_workers": gpu_stages.as_dict(programs),
                    "main": run.main_stages.as_dict(programs)},
         "throughput": {
             "programs_per_s_end_to_end": round(programs / seconds, 1),
+            "programs_per_s_after_startup": (round(programs / (seconds - run.first_dispatch), 1)
+                                             if run.first_dispatch is not None and seconds > run.first_dispatch else None),
             "inner_products_per_s_end_to_end": round(total_ips / seconds),
             "programs_per_s_gpu": round(gpu_rate, 1) if gpu_rate else None,
             "inner_products_per_s_gpu": round(gpu_ips) if gpu_rate else None,

@@ -151,12 +151,17 @@ def word_table(form: HopperForm) -> tuple[np.ndarray, int]:
     return d_word_elements(form)
 
 
-def checker_module(gpu, arch: str):
+def checker_module(gpu, arch: str, cache_dir: str | None = None):
     """The checker's kernels (`checker_kernels_source`) compiled by NVRTC for `arch`, loaded on `gpu`
-    (once per GPU worker: a campaign's workers compile them while the producers start)."""
-    from device.check_kernels import compile_cubin
+    (once per GPU worker, while the producers start); with `cache_dir`, the cubin is kept there
+    (`device.kernel_cache`, keyed by NVRTC's version and the source) for later runs."""
+    from device.check_kernels import compile_cubin, nvrtc_version
+    from device.kernel_cache import KernelCache
 
-    return gpu.load_cubin(compile_cubin(checker_kernels_source(), arch))
+    if cache_dir is None:
+        return gpu.load_cubin(compile_cubin(checker_kernels_source(), arch))
+    source = f"// NVRTC {nvrtc_version()}\n{checker_kernels_source()}"  # a new NVRTC never meets a stale cubin
+    return gpu.load_cubin(KernelCache(cache_dir, assemble=compile_cubin).get(source, arch))
 
 
 class GpuReference:
