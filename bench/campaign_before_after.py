@@ -1,21 +1,23 @@
 """The campaign's before-and-after on one machine, in one session: runs `tcgen05-conformance
-campaign` (in this checkout) four times with fresh seeds and writes one JSON and one Markdown
-table of what each run measured.
+campaign` (in this checkout) four times and writes one JSON and one Markdown table of what each
+run measured.
 
 - before: every program its own instruction, the oracle one program at a time, every kernel form
   assembled afresh, the Python model computing every D (`--data-sets 1 --no-batch-oracle
   --no-cache --numerics model`), the way the campaign worked before its stages were batched and
   cached;
-- checker, cold cache: the defaults (the integer checker computes D on the GPU), with an empty
-  kernel cache;
-- model, warm cache: the batched oracle computing every D on the host (`--numerics model`), with
-  the kernel cache the previous run left;
-- checker, warm cache: the defaults again, warm.
+- host draws, warm cache: the data sets drawn on the host and the integer checker computing D on
+  the GPU (`--draw host`), the previous best, with the kernel cache the before run's seed left
+  (another seed: partly warm);
+- GPU draws, cold cache: the defaults (the data sets drawn on the GPU, `--draw gpu`), a fresh seed,
+  with the kernel forms it meets first assembled;
+- GPU draws, warm cache: the same seed again, every kernel form in the cache.
 
-With `--also-one-gpu`, a fifth run repeats "checker, warm cache" on one GPU, for the scaling ratio
-of a host with several GPUs. `--data-sets N` is passed to every run but the first.
+With `--also-one-gpu`, a fifth run repeats the last on one GPU, for the scaling ratio of a host
+with several GPUs. `--data-sets N` is passed to every run but the first.
 
-    python bench/campaign_before_after.py --programs 50000 [--before-programs 20000] --out $OUT [--gpus all] [--also-one-gpu]
+    python bench/campaign_before_after.py --programs 50000 [--before-programs 20000] [--host-programs 50000] --out $OUT
+        [--gpus all] [--also-one-gpu]
 
 The before run is the slow one: `--before-programs` gives it fewer programs than the others
 (rates per second are compared, not totals), so that the three fit in a device session.
@@ -35,7 +37,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STAGES = {"producers": ("draw", "reference", "kernel text", "assemble", "pack", "model", "spool", "wait"),
-          "gpu_workers": ("read", "load", "copy_in", "launch", "read_back", "reference", "compare")}
+          "gpu_workers": ("wait", "read", "load", "draw", "copy_in", "launch", "read_back", "reference", "compare")}
 
 
 def campaign(args: argparse.Namespace, name: str, programs: int, seed: int, extra: list[str], cache: str, gpus: str) -> dict:
@@ -62,6 +64,8 @@ def row(name: str, r: dict) -> dict:
     return {"run": name, "command": r["command"], "gpus": len(r["gpus"]), "programs": r["programs"],
             "instructions": r["instructions"], "launches": r["launches"], "inner_products": r["inner_products_total"],
             "mismatches": r["mismatches"], "errors": r["errors"], "seconds": r["seconds"],
+            "startup_seconds": r.get("startup_seconds"), "programs_per_s_after_startup": t.get("programs_per_s_after_startup"),
+            "gpu_worker_idle_s": r["stages"]["gpu_workers"].get("wait", {}).get("seconds"),
             "programs_per_s_end_to_end": end_to_end, "programs_per_s_gpu": gpu,
             "end_to_end_over_gpu": round(end_to_end / gpu, 3) if gpu else None,
             "inner_products_per_s_end_to_end": t["inner_products_per_s_end_to_end"],
@@ -74,14 +78,16 @@ def row(name: str, r: dict) -> dict:
 
 def markdown(rows: list[dict], machine: str) -> str:
     lines = [f"Machine: {machine}", "",
-             "| run | GPUs | programs | instructions | launches | mismatches | errors | seconds | programs/s end to end "
-             "| programs/s on the GPUs | ratio | kernels assembled / from cache | GPU busy s |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| run | GPUs | programs | instructions | launches | mismatches | errors | seconds | startup s "
+             "| programs/s end to end | after startup | programs/s on the GPUs | ratio | kernels assembled / from cache "
+             "| GPU busy s | GPU workers idle s |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         lines.append(f"| {r['run']} | {r['gpus']} | {r['programs']:,} | {r['instructions']:,} | {r['launches']:,} | "
-                     f"{r['mismatches']} | {r['errors']} | {r['seconds']} | {r['programs_per_s_end_to_end']} | "
+                     f"{r['mismatches']} | {r['errors']} | {r['seconds']} | {r['startup_seconds']} | "
+                     f"{r['programs_per_s_end_to_end']} | {r['programs_per_s_after_startup']} | "
                      f"{r['programs_per_s_gpu']} | {r['end_to_end_over_gpu']} | {r['kernel_cache']['assembled']} / "
-                     f"{r['kernel_cache']['hits']} | {', '.join(map(str, r['gpu_busy_s']))} |")
+                     f"{r['kernel_cache']['hits']} | {', '.join(map(str, r['gpu_busy_s']))} | {r['gpu_worker_idle_s']} |")
     lines += ["", "Milliseconds per program in each stage (producers: CPU time summed over the producer processes; "
               "GPU workers: wall time summed over the workers):", "",
               "| stage | " + " | ".join(r["run"] for r in rows) + " |", "| --- |" + " --- |" * len(rows)]
@@ -100,6 +106,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--programs", type=int, default=50_000, help="programs per run (default 50000)")
     parser.add_argument("--before-programs", type=int, help="programs of the before run (default: --programs)")
+    parser.add_argument("--host-programs", type=int, help="programs of the host-draws run (default: --programs)")
     parser.add_argument("--seed", type=int, default=int.from_bytes(os.urandom(3), "little"),
                         help="the first run's seed; the others take the next ones (default: a fresh random one)")
     parser.add_argument("--gpus", default="all", help="--gpus of every run (default all; with --host-only, a count)")
@@ -116,11 +123,12 @@ def main() -> int:
         data_sets = ["--data-sets", str(args.data_sets)] if args.data_sets else []
         runs = [("before", before, args.seed, ["--data-sets", "1", "--no-batch-oracle", "--no-cache", "--numerics", "model"],
                  args.gpus),
-                ("checker, cold cache", args.programs, args.seed + 1, data_sets, args.gpus),
-                ("model, warm cache", args.programs, args.seed + 2, [*data_sets, "--numerics", "model"], args.gpus),
-                ("checker, warm cache", args.programs, args.seed + 3, data_sets, args.gpus)]
+                ("host draws, warm cache", args.host_programs or args.programs, args.seed + 1, [*data_sets, "--draw", "host"],
+                 args.gpus),
+                ("GPU draws, cold cache", args.programs, args.seed + 2, data_sets, args.gpus),
+                ("GPU draws, warm cache", args.programs, args.seed + 2, data_sets, args.gpus)]
         if args.also_one_gpu:
-            runs.append(("checker, warm cache, one GPU", args.programs, args.seed + 4, data_sets, "1"))
+            runs.append(("GPU draws, warm cache, one GPU", args.programs, args.seed + 2, data_sets, "1"))
         reports = [(name, campaign(args, name.replace(", ", "-").replace(" ", "-"), programs, seed, extra, cache, gpus))
                    for name, programs, seed, extra, gpus in runs]
     finally:

@@ -43,9 +43,10 @@ def add(sub) -> None:
     cam.add_argument("--gpus", type=gpus, default=None, metavar="N|all",
                      help="GPUs to use, one worker process each: the first N that CUDA_VISIBLE_DEVICES leaves visible, "
                           "or all of them (default all); with --host-only, N stand-in workers (default 1)")
-    cam.add_argument("--data-sets", type=count(1, 4096, "data-set count"), default=8, metavar="N",
+    cam.add_argument("--data-sets", type=count(1, 4096, "data-set count"), default=32, metavar="N",
                      help="operand data sets per drawn instruction: each instruction (form, descriptors, layouts) runs "
-                          "as N programs with data of their own (default 8; 1: every program its own instruction)")
+                          "as N programs with data of their own, in one launch (default 32; 1: every program its own "
+                          "instruction)")
     cam.add_argument("--numerics", choices=("checker", "model"),
                      help="what computes the expected D's inner products: checker, the integer checker generated from "
                           "the judging profile (oracles/numerics/checker.h), on each GPU beside the tensor core (with "
@@ -59,9 +60,10 @@ def add(sub) -> None:
                           "sampled and the failing programs exactly; with --host-only its numpy twin draws them), checked "
                           "by the integer checker; host, by the generators on the host (default gpu with --numerics "
                           "checker, else host)")
-    cam.add_argument("--cross-check-every", type=count(1, 10**6, "cross-check interval"), default=16, metavar="N",
-                     help="with --numerics checker, the Python model also evaluates every N-th program of each chunk of "
-                          "200, the first included (default 16)")
+    cam.add_argument("--cross-check-every", type=count(1, 10**6, "cross-check interval"), default=64, metavar="N",
+                     help="with --numerics checker, the Python model also evaluates every N-th program of each chunk, "
+                          "the first included (with --draw gpu the host also rebuilds it, and its image and registers "
+                          "must equal the GPU's byte for byte) (default 64)")
     cam.add_argument("--no-batch-oracle", action="store_true",
                      help="the reference observes each program on its own instead of a chunk's programs together (the "
                           "oracle then evaluates one program's inner products per call)")

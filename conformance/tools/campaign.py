@@ -90,7 +90,7 @@ from oracles.numerics.checker import CrossCheckError
 from oracles.numerics.matmul import MatrixProduct, evaluate
 
 CHUNK = 200  # programs per producer task
-DEFAULT_DATA_SETS = 8  # operand data sets (programs) per drawn instruction
+DEFAULT_DATA_SETS = 32  # operand data sets (programs) per drawn instruction
 DEFAULT_TIMEOUT_S = 300.0  # a launch still running after this long is a hang
 START_TIMEOUT_S = 300.0  # a GPU worker not ready after this long (imports, CUDA context) has hung
 READY_PER_GPU = 4  # prepared chunks waiting per GPU worker: how far the producers run ahead
@@ -104,8 +104,9 @@ GPU_LAUNCHER, HOST_ONLY = "gpu", "host-only"
 GPU_STAGES = ("draw", "copy_in", "launch", "read_back", "reference")  # the launcher's seconds: the GPU's busy time
 CHECKER, MODEL = "checker", "model"  # what computes the expected D's inner products
 HOST_DRAW, GPU_DRAW = "host", "gpu"  # where each data set's operands are drawn
-DEFAULT_CROSS_CHECK_EVERY = 16  # with the checker, every 16th program of a chunk is also evaluated by the model
+DEFAULT_CROSS_CHECK_EVERY = 64  # with the checker, every 64th program of a chunk is also evaluated by the model
 STREAM_CHUNK_INSTRUCTIONS = 16  # instructions per chunk when the GPU draws the data sets
+PRODUCER_NICENESS = 5  # producers yield a contended core to the GPU workers, which keep the GPUs fed
 
 
 def chunk_programs_for(draw: str, data_sets: int) -> int:
@@ -447,6 +448,7 @@ def producer(settings: Settings, tasks, slots, spool: str, pipe) -> None:
     as a spool file named in a ("ticket", ...) message on `pipe`, its own connection to the main
     process."""
     try:
+        os.nice(PRODUCER_NICENESS)
         cache = KernelCache(settings.cache_dir)
         while (chunk := tasks.get()) is not None:
             stages = Stages()
