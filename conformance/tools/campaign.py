@@ -105,7 +105,7 @@ GPU_STAGES = ("draw", "copy_in", "launch", "read_back", "reference")  # the laun
 CHECKER, MODEL = "checker", "model"  # what computes the expected D's inner products
 HOST_DRAW, GPU_DRAW = "host", "gpu"  # where each data set's operands are drawn
 DEFAULT_CROSS_CHECK_EVERY = 64  # with the checker, every 64th program of a chunk is also evaluated by the model
-STREAM_CHUNK_INSTRUCTIONS = 16  # instructions per chunk when the GPU draws the data sets
+STREAM_CHUNK_INSTRUCTIONS = 32  # instructions per chunk when the GPU draws the data sets
 PRODUCER_NICENESS = 5  # producers yield a contended core to the GPU workers, which keep the GPUs fed
 
 

@@ -35,6 +35,7 @@ from oracles.numerics import checker
 
 THREADS = 256
 GRID_LIMIT = 132 * 16  # CTAs of a drawing or checking launch (H100: 132 SMs)
+CONSTANTS_KEPT = 1024  # tables kept on a GPU across launches (a form's register and word tables: ~200 KiB)
 REGISTER_OPS = {"a": so.OP_A, "b": so.OP_B, "c": so.OP_C}
 
 
@@ -323,9 +324,13 @@ class GpuStream:
         self.constants: dict[bytes, object] = {}  # register and word tables, parameters: copied once
         self.pinned: list = []  # page-locked buffers free for the next launches' results
 
-    def constant(self, x: np.ndarray):
-        key = x.dtype.str.encode() + str(x.shape).encode() + x.tobytes()
+    def constant(self, x: np.ndarray, key: tuple | None = None):
+        """`x` on the GPU, copied once: by `key` (what determines it, e.g. its name and kernel form:
+        no hashing of a large table per launch), else by content."""
+        key = key or (x.dtype.str, x.shape, x.tobytes())
         if key not in self.constants:
+            if len(self.constants) >= CONSTANTS_KEPT:  # the oldest goes (freed in stream order, after its launches)
+                del self.constants[next(iter(self.constants))]
             self.constants[key] = self.gpu.to_device(x)
         return self.constants[key]
 
@@ -380,10 +385,11 @@ class GpuStream:
         self.run("stream_words", p * group.image_words, *stream, u32(p), tiles, inputs["table_at"], inputs["image_tables"],
                  u32(group.image_words), images)
         self.run("stream_words", p * words_in, *stream, u32(p), tiles, inputs["register_at"],
-                 self.constant(group.register_table), u32(words_in), registers)
+                 self.constant(group.register_table, ("registers", group.text)), u32(words_in), registers)
         if md is not None:
             self.run("stream_metadata", p * len(md.cells), stream[0], u32(p), tiles, u32(len(md.cells)),
-                     self.constant(md.cells), u32(md.cells.shape[1]), self.constant(md.selected.astype(np.uint8)),
+                     self.constant(md.cells, ("cells", group.text)), u32(md.cells.shape[1]),
+                     self.constant(md.selected.astype(np.uint8), ("selected", group.text)),
                      u32(md.field_bits), u32(md.k), registers, u32(words_in), u32(form.words_in), u32(form.words_in - 1))
         for op, name, at, rows, cols, width in ((so.OP_A, "a", 0, m, k, group.element_bytes[0]),
                                                 (so.OP_B, "b", b_at, n, k_b, group.element_bytes[1]),
@@ -406,7 +412,8 @@ class GpuStream:
         launched = gpu.record()
         table, bits = word_table(form)
         self.run("reference_products", p * table.shape[0], self.constant(group.parameters), u32(p), u32(m), u32(n),
-                 operands, u32(k_b), u64(b_at), u64(c_at), u64(columns_at), u32(md is not None), self.constant(table),
+                 operands, u32(k_b), u64(b_at), u64(c_at), u64(columns_at), u32(md is not None),
+                 self.constant(table, ("words", group.text)),
                  u32(table.shape[0]), u32(table.shape[1]), u32(bits), expected)
         per_program = form.threads * form.words_out
         self.run("differing_words", p * per_program, u32(p), u32(per_program), out, expected, inputs["differing"])
