@@ -13,9 +13,13 @@ byte goes there (`entry`), a zero byte (`ZERO`) or a filler byte (`OP_FILLER`)."
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass
 
 import numpy as np
+
+from conformance.core.memo import frozen
 
 from generators import numeric_stream as ns
 from generators.operand_images import exact_codes
@@ -54,14 +58,18 @@ class StreamSpec:
     exact_lengths: np.ndarray  # uint32[3]
 
 
+@functools.lru_cache(maxsize=256)
 def spec_for(seed: int, atype: str, btype: str, dtype: str, inputs: str) -> StreamSpec:
-    """The stream of a program's formats and kind of inputs ("exact" or "discriminating")."""
+    """The stream of a program's formats and kind of inputs ("exact" or "discriminating"); one
+    object per arguments (a campaign's launch groups share it, and a spool file holds it once).
+    Read-only arrays."""
     combination = INPUTS[inputs]
     exact = inputs == "exact"
     tables = [exact_codes(atype), exact_codes(btype), exact_codes(dtype, accumulator=True)] if exact else []
-    return StreamSpec(ns.parameters(seed, combination, atype, dtype), ns.parameters(seed, combination, btype, dtype), exact,
-                      np.concatenate(tables).astype(np.uint32) if exact else np.zeros(0, np.uint32),
-                      np.array([len(t) for t in tables] if exact else [0, 0, 0], np.uint32))
+    return StreamSpec(frozen(ns.parameters(seed, combination, atype, dtype)),
+                      frozen(ns.parameters(seed, combination, btype, dtype)), exact,
+                      frozen(np.concatenate(tables).astype(np.uint32) if exact else np.zeros(0, np.uint32)),
+                      frozen(np.array([len(t) for t in tables] if exact else [0, 0, 0], np.uint32)))
 
 
 def _stream_words(params: np.ndarray, op: int, tiles: np.ndarray, count: int) -> np.ndarray:

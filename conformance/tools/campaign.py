@@ -646,7 +646,7 @@ def settle_stream(group: StreamGroup, result: StreamResult, chunk: dict, outcome
     if problem:
         raise CrossCheckError(problem)
     outcome.counts["cross-checked programs"] += len(group.sample)
-    outcome.counts["cross-checked inner products"] += int(group.sample_d.size)
+    outcome.counts["cross-checked inner products"] += len(group.sample) * group.shape[0] * group.shape[1]
     count_launched(group.form_name, group.form.op, group.input_formats, group.accumulator, group.profile,
                    group.programs, chunk["inputs"], outcome)
     programs = group.source.programs(result.flagged) if result.flagged.size else []

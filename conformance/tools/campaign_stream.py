@@ -69,12 +69,12 @@ class StreamPrograms:
 @dataclass(frozen=True)
 class StreamGroup:
     """A launch group of stream programs (one kernel form): the kernel, the tables the GPU draws
-    from (each instruction's image table, `image_words` rows each; the form's register table; A's
-    and B's byte addresses per instruction, None for an operand in registers), each program's
-    control record and operand masks (xor A, xor B, and C: imm-scale and scale-d), the checker's
-    parameters, the shapes (M, N, K stored, K of B) and element bytes, and the sample: positions,
-    the model's D (also packed as the kernel stores D), and the images and registers the host
-    rebuilt for them."""
+    from (each instruction's image table, `image_words` rows each; A's and B's byte addresses per
+    instruction, None for an operand in registers; the form's register table, `register_table`,
+    is made where it is used), each program's control record and operand masks (xor A, xor B,
+    and C: imm-scale and scale-d), the checker's parameters, the shapes (M, N, K stored, K of B)
+    and element bytes, and the sample: positions, the model's D packed as the kernel stores D, and
+    the images and registers the host rebuilt for them."""
 
     text: str
     cubin: bytes
@@ -82,7 +82,6 @@ class StreamGroup:
     source: StreamPrograms
     image_tables: np.ndarray
     image_words: int
-    register_table: np.ndarray
     a_addresses: np.ndarray | None
     b_addresses: np.ndarray | None
     control: np.ndarray
@@ -92,7 +91,6 @@ class StreamGroup:
     element_bytes: tuple[int, int]
     metadata: Metadata | None
     sample: np.ndarray
-    sample_d: np.ndarray
     sample_words: np.ndarray
     sample_images: np.ndarray
     sample_registers: np.ndarray
@@ -185,9 +183,9 @@ def stream_group(text: str, cubin: bytes, form: HopperForm, source: StreamProgra
         images[:, :batch.images.shape[1]] = batch.images
         registers = batch.registers
     ops = [source.ops[i] for i in source.instruction_of.tolist()]
-    return StreamGroup(text, cubin, form, source, tables.reshape(-1, 4), words, register_table(form),
+    return StreamGroup(text, cubin, form, source, tables.reshape(-1, 4), words,
                        addresses("a_addresses"), addresses("b_addresses"), control_records(ops), operand_masks(ops),
-                       parameters, (m, n, k, k_b), first.element_bytes, first.metadata, positions, sample_d,
+                       parameters, (m, n, k, k_b), first.element_bytes, first.metadata, positions,
                        pack_d(form, sample_d) if positions.size else np.zeros((0, form.threads, form.words_out), np.uint32),
                        images, registers, *labels)
 
@@ -229,14 +227,15 @@ def checker_differs(group: StreamGroup, result: StreamResult, label: str) -> str
     if np.array_equal(result.sample_words, group.sample_words):
         return None
     got = unpack_d(group.form, result.sample_words)
-    bad = np.argwhere(got != group.sample_d)
+    model = unpack_d(group.form, group.sample_words)
+    bad = np.argwhere(got != model)
     if not bad.size:
         return None
     s, m, n = (int(x) for x in bad[0])
     tile = int(group.source.tiles[group.sample[s]])
     return (f"{label}: the integer checker's D differs from the Python model's in {len(bad)} element(s) of {got.size} "
             f"sampled; first: stream tile {tile}, D[{m}, {n}]: checker={int(got[s, m, n]):#x} "
-            f"model={int(group.sample_d[s, m, n]):#x}")
+            f"model={int(model[s, m, n]):#x}")
 
 
 def _host_operands(group: StreamGroup, images: np.ndarray) -> np.ndarray:
@@ -274,7 +273,7 @@ def host_draw(group: StreamGroup) -> tuple[np.ndarray, np.ndarray, Operands]:
         members = np.flatnonzero(src.instruction_of == j)
         images[members] = so.words(src.spec, src.tiles[members], group.image_tables[j * group.image_words:(j + 1) * group.image_words])
     images = images.view(np.uint8)
-    registers = so.words(src.spec, src.tiles, group.register_table).reshape(len(src), group.form.threads, -1)
+    registers = so.words(src.spec, src.tiles, register_table(group.form)).reshape(len(src), group.form.threads, -1)
     if group.metadata is not None:
         md = group.metadata
         registers[:, :, -1] = so.metadata(src.spec, src.tiles, md.cells, md.selected, md.field_bits, md.k)
@@ -385,7 +384,7 @@ class GpuStream:
         self.run("stream_words", p * group.image_words, *stream, u32(p), tiles, inputs["table_at"], inputs["image_tables"],
                  u32(group.image_words), images)
         self.run("stream_words", p * words_in, *stream, u32(p), tiles, inputs["register_at"],
-                 self.constant(group.register_table, ("registers", group.text)), u32(words_in), registers)
+                 self.constant(register_table(form), ("registers", group.text)), u32(words_in), registers)
         if md is not None:
             self.run("stream_metadata", p * len(md.cells), stream[0], u32(p), tiles, u32(len(md.cells)),
                      self.constant(md.cells, ("cells", group.text)), u32(md.cells.shape[1]),
