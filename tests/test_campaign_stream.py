@@ -23,7 +23,9 @@ from conformance.core.program import load
 from conformance.harness.judge import profile_for
 from conformance.tools import campaign as tool
 from conformance.tools.campaign_stream import StreamPrograms, host_draw, stream_group, stream_parameters
+from conformance.tools.stages import Stages
 from device.hopper_batch import pack
+from device.kernel_cache import KernelCache
 from device.ptx.kernels import hopper_form, hopper_kernel
 from generators import stream_operands as so
 from generators.operand_images import write_bits
@@ -198,3 +200,36 @@ def test_the_cli_refuses_gpu_draws_with_the_model_in_one_line(tmp_path, capsys):
     assert main(["campaign", "--draw", "gpu", "--numerics", "model", "--json", str(tmp_path / "r.json")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--draw gpu checks D with the integer checker" in err[0]
+
+
+def _stream_groups(settings: tool.Settings) -> list[list[str]]:
+    """The case ids of each launch group of the run, from its chunks prepared here."""
+    cache = KernelCache(settings.cache_dir)
+    return [sorted(p.case_id for p in g.source.programs())
+            for c in settings.chunks() for g in tool.prepare_stream(c, settings, cache, Stages())[0]["groups"]]
+
+
+def _charged(report: dict, groups: list[list[str]]) -> list[list[str]]:
+    errors = {f["case_id"] for f in report["failures"] if f["status"] == "error"}
+    return [g for g in groups if set(g) <= errors]
+
+
+@needs_run
+def test_a_fault_and_a_crash_cost_only_their_launch_in_a_stream_run(settings):
+    """With a launch queued while the last is collected, a worker that raises and one that dies
+    still cost exactly one launch each; every other program runs, the unsettled ones again."""
+    groups = _stream_groups(settings)
+    report = tool.campaign(settings, 1, [None, None], "tests.fake_launchers:raise_on_0_exit_on_1", None, 120.0,
+                           log=io.StringIO())
+    charged = _charged(report, groups)
+    assert len(charged) == 2 and report["errors"] == sum(map(len, charged))
+    assert report["programs"] + report["errors"] == sum(map(len, groups)) and report["mismatches"] == 0
+
+
+@needs_run
+def test_a_hang_costs_its_launch_in_a_stream_run(settings):
+    groups = _stream_groups(settings)
+    report = tool.campaign(settings, 1, [None], "tests.fake_launchers:hang_on_0", None, 8.0, log=io.StringIO())
+    charged = _charged(report, groups)
+    assert len(charged) == 1 and report["errors"] == len(charged[0])
+    assert report["programs"] + report["errors"] == sum(map(len, groups))
