@@ -69,12 +69,13 @@ class StreamPrograms:
 @dataclass(frozen=True)
 class StreamGroup:
     """A launch group of stream programs (one kernel form): the kernel, the tables the GPU draws
-    from (each instruction's image table, `image_words` rows each; A's and B's byte addresses per
-    instruction, None for an operand in registers; the form's register table, `register_table`,
-    is made where it is used), each program's control record and operand masks (xor A, xor B,
-    and C: imm-scale and scale-d), the checker's parameters, the shapes (M, N, K stored, K of B)
-    and element bytes, and the sample: positions, the model's D packed as the kernel stores D, and
-    the images and registers the host rebuilt for them."""
+    from (each instruction's image table, `image_words` rows each; the form's register table and
+    the word table the checker writes D by (`campaign_checker.word_table`), made by the producer
+    so that a GPU worker meeting a form for the first time need not; A's and B's byte addresses
+    per instruction, None for an operand in registers), each program's control record and operand
+    masks (xor A, xor B, and C: imm-scale and scale-d), the checker's parameters, the shapes (M, N,
+    K stored, K of B) and element bytes, and the sample: positions, the model's D packed as the
+    kernel stores D, and the images and registers the host rebuilt for them."""
 
     text: str
     cubin: bytes
@@ -82,6 +83,9 @@ class StreamGroup:
     source: StreamPrograms
     image_tables: np.ndarray
     image_words: int
+    register_table: np.ndarray
+    word_table: np.ndarray
+    word_bits: int
     a_addresses: np.ndarray | None
     b_addresses: np.ndarray | None
     control: np.ndarray
@@ -183,7 +187,7 @@ def stream_group(text: str, cubin: bytes, form: HopperForm, source: StreamProgra
         images[:, :batch.images.shape[1]] = batch.images
         registers = batch.registers
     ops = [source.ops[i] for i in source.instruction_of.tolist()]
-    return StreamGroup(text, cubin, form, source, tables.reshape(-1, 4), words,
+    return StreamGroup(text, cubin, form, source, tables.reshape(-1, 4), words, register_table(form), *word_table(form),
                        addresses("a_addresses"), addresses("b_addresses"), control_records(ops), operand_masks(ops),
                        parameters, (m, n, k, k_b), first.element_bytes, first.metadata, positions,
                        pack_d(form, sample_d) if positions.size else np.zeros((0, form.threads, form.words_out), np.uint32),
@@ -273,7 +277,7 @@ def host_draw(group: StreamGroup) -> tuple[np.ndarray, np.ndarray, Operands]:
         members = np.flatnonzero(src.instruction_of == j)
         images[members] = so.words(src.spec, src.tiles[members], group.image_tables[j * group.image_words:(j + 1) * group.image_words])
     images = images.view(np.uint8)
-    registers = so.words(src.spec, src.tiles, register_table(group.form)).reshape(len(src), group.form.threads, -1)
+    registers = so.words(src.spec, src.tiles, group.register_table).reshape(len(src), group.form.threads, -1)
     if group.metadata is not None:
         md = group.metadata
         registers[:, :, -1] = so.metadata(src.spec, src.tiles, md.cells, md.selected, md.field_bits, md.k)
@@ -384,7 +388,7 @@ class GpuStream:
         self.run("stream_words", p * group.image_words, *stream, u32(p), tiles, inputs["table_at"], inputs["image_tables"],
                  u32(group.image_words), images)
         self.run("stream_words", p * words_in, *stream, u32(p), tiles, inputs["register_at"],
-                 self.constant(register_table(form), ("registers", group.text)), u32(words_in), registers)
+                 self.constant(group.register_table, ("registers", group.text)), u32(words_in), registers)
         if md is not None:
             self.run("stream_metadata", p * len(md.cells), stream[0], u32(p), tiles, u32(len(md.cells)),
                      self.constant(md.cells, ("cells", group.text)), u32(md.cells.shape[1]),
@@ -409,7 +413,7 @@ class GpuStream:
         gpu.launch(tensor_kernel, p, form.threads, group.image_bytes, images, inputs["control"], registers, out,
                    u32(group.image_bytes))
         launched = gpu.record()
-        table, bits = word_table(form)
+        table, bits = group.word_table, group.word_bits
         self.run("reference_products", p * table.shape[0], self.constant(group.parameters), u32(p), u32(m), u32(n),
                  operands, u32(k_b), u64(b_at), u64(c_at), u64(columns_at), u32(md is not None),
                  self.constant(table, ("words", group.text)),
