@@ -68,28 +68,28 @@ class StreamPrograms:
 
 @dataclass(frozen=True)
 class StreamGroup:
-    """A launch group of stream programs (one kernel form): the kernel, the tables the GPU draws
-    from (each instruction's image table, `image_words` rows each; the form's register table and
-    the word table the checker writes D by (`campaign_checker.word_table`), made by the producer
-    so that a GPU worker meeting a form for the first time need not; A's and B's byte addresses
-    per instruction, None for an operand in registers), each program's control record and operand
-    masks (xor A, xor B, and C: imm-scale and scale-d), the checker's parameters, the shapes (M, N,
-    K stored, K of B) and element bytes, and the sample: positions, the model's D packed as the
-    kernel stores D, and the images and registers the host rebuilt for them."""
+    """A launch group of stream programs (one kernel form): the kernel; what the GPU reads, packed
+    by the producer into one buffer that goes to the GPU in one copy (`inputs`, its arrays at
+    `layout`: name -> (offset, shape, dtype)): the tiles, each instruction's image table
+    (`image_words` rows each) and where each program's starts, A's and B's byte addresses per
+    instruction (absent for an operand in registers), each program's control record and operand
+    masks (xor A, xor B, and C: imm-scale and scale-d), the sample's positions, and zeros for the
+    counts; the form's register table and the word table the checker writes D by
+    (`campaign_checker.word_table`), made by the producer so that a GPU worker meeting a form
+    for the first time need not; the checker's parameters, the shapes (M, N, K stored, K of B)
+    and element bytes, and the sample: positions, the model's D packed as the kernel stores D,
+    and the images and registers the host rebuilt for them."""
 
     text: str
     cubin: bytes
     form: HopperForm
     source: StreamPrograms
-    image_tables: np.ndarray
+    inputs: np.ndarray
+    layout: dict[str, tuple[int, tuple[int, ...], str]]
     image_words: int
     register_table: np.ndarray
     word_table: np.ndarray
     word_bits: int
-    a_addresses: np.ndarray | None
-    b_addresses: np.ndarray | None
-    control: np.ndarray
-    masks: np.ndarray
     parameters: np.ndarray
     shape: tuple[int, int, int, int]
     element_bytes: tuple[int, int]
@@ -111,11 +111,30 @@ class StreamGroup:
     def image_bytes(self) -> int:
         return 4 * self.image_words
 
-    def table_at(self) -> np.ndarray:
-        return (self.source.instruction_of * self.image_words).astype(np.uint32)
+    def table(self, name: str) -> np.ndarray | None:
+        """The array `name` of `inputs` (None when the group has none)."""
+        if name not in self.layout:
+            return None
+        at, shape, dtype = self.layout[name]
+        size = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+        return self.inputs[at:at + size].view(dtype).reshape(shape)
 
-    def address_at(self, operand: np.ndarray) -> np.ndarray:
-        return (self.source.instruction_of * (len(operand) // len(self.source.ops))).astype(np.uint32)
+    @property
+    def image_tables(self) -> np.ndarray:
+        return self.table("image_tables")
+
+    @property
+    def a_addresses(self) -> np.ndarray | None:
+        return self.table("a_addresses")
+
+    @property
+    def b_addresses(self) -> np.ndarray | None:
+        return self.table("b_addresses")
+
+    @property
+    def masks(self) -> np.ndarray:
+        """[P, 3]: xor A, xor B, and C."""
+        return self.table("masks").T
 
     @property
     def offsets(self) -> tuple[int, int, int]:
@@ -187,8 +206,18 @@ def stream_group(text: str, cubin: bytes, form: HopperForm, source: StreamProgra
         images[:, :batch.images.shape[1]] = batch.images
         registers = batch.registers
     ops = [source.ops[i] for i in source.instruction_of.tolist()]
-    return StreamGroup(text, cubin, form, source, tables.reshape(-1, 4), words, register_table(form), *word_table(form),
-                       addresses("a_addresses"), addresses("b_addresses"), control_records(ops), operand_masks(ops),
+    p = len(source)
+    inputs = {"tiles": source.tiles, "table_at": (source.instruction_of * words).astype(np.uint32),
+              "image_tables": tables.reshape(-1, 4), "register_at": np.zeros(p, np.uint32),
+              "differing": np.zeros(p, np.uint32), "control": control_records(ops),
+              "sample": positions.astype(np.uint32), "masks": np.ascontiguousarray(operand_masks(ops).T)}
+    for name in ("a", "b"):
+        operand = addresses(f"{name}_addresses")
+        if operand is not None:
+            inputs[f"{name}_addresses"] = operand
+            inputs[f"{name}_at"] = (source.instruction_of * (len(operand) // len(layouts))).astype(np.uint32)
+    blob, layout = packed(inputs)
+    return StreamGroup(text, cubin, form, source, blob, layout, words, register_table(form), *word_table(form),
                        parameters, (m, n, k, k_b), first.element_bytes, first.metadata, positions,
                        pack_d(form, sample_d) if positions.size else np.zeros((0, form.threads, form.words_out), np.uint32),
                        images, registers, *labels)
@@ -249,16 +278,16 @@ def _host_operands(group: StreamGroup, images: np.ndarray) -> np.ndarray:
     m, n, k, k_b = group.shape
     tiles = src.tiles
 
-    def operand(op: int, addresses: np.ndarray | None, rows: int, cols: int, width: int) -> np.ndarray:
+    def operand(op: int, name: str, rows: int, cols: int, width: int) -> np.ndarray:
+        addresses = group.table(f"{name}_addresses")
         if addresses is None:
             return so.codes(spec, op, tiles, rows, cols)
-        per = rows * cols
-        at = group.address_at(addresses).astype(np.int64)[:, None] + np.arange(per)
+        at = group.table(f"{name}_at").astype(np.int64)[:, None] + np.arange(rows * cols)
         gathered = [so.gather(images[i:i + 1], addresses[at[i]], width, rows, cols) for i in range(len(tiles))]
         return np.concatenate(gathered)
 
-    a = operand(so.OP_A, group.a_addresses, m, k, group.element_bytes[0]) ^ group.masks[:, 0, None, None]
-    b = operand(so.OP_B, group.b_addresses, n, k_b, group.element_bytes[1]) ^ group.masks[:, 1, None, None]
+    a = operand(so.OP_A, "a", m, k, group.element_bytes[0]) ^ group.masks[:, 0, None, None]
+    b = operand(so.OP_B, "b", n, k_b, group.element_bytes[1]) ^ group.masks[:, 1, None, None]
     c = so.codes(spec, so.OP_C, tiles, m, n) & group.masks[:, 2, None, None]
     parts = [a.ravel(), b.ravel(), c.ravel()]
     if group.metadata is not None:
@@ -363,17 +392,10 @@ class GpuStream:
         b_at, c_at, columns_at = group.offsets
         u32, u64 = np.uint32, np.uint64
         start = gpu.record()
-        tables = {"tiles": src.tiles, "table_at": group.table_at(), "image_tables": group.image_tables,
-                  "register_at": np.zeros(p, np.uint32), "differing": np.zeros(p, np.uint32), "control": group.control,
-                  "sample": group.sample.astype(np.uint32)}
-        for name in ("a", "b"):
-            addresses = getattr(group, f"{name}_addresses")
-            if addresses is not None:
-                tables[f"{name}_addresses"], tables[f"{name}_at"] = addresses, group.address_at(addresses)
-        masked = [which for which in range(3) if (group.masks[:, which] != (0xFFFFFFFF if which == 2 else 0)).any()]
-        for which in masked:
-            tables[f"mask {which}"] = np.ascontiguousarray(group.masks[:, which])
-        inputs = uploaded(gpu, tables)
+        whole = gpu.to_device_async(group.inputs)  # every table in one copy
+        inputs = {name: whole.view(at, shape, dtype) for name, (at, shape, dtype) in group.layout.items()}
+        masks = group.masks
+        masked = [which for which in range(3) if (masks[:, which] != (0xFFFFFFFF if which == 2 else 0)).any()]
         words_in = form.threads * form.words_in
         outputs = allocated(gpu, {"images": ((p, group.image_words), np.uint32),
                                   "registers": ((p, form.threads, form.words_in), np.uint32),
@@ -406,8 +428,8 @@ class GpuStream:
                      operands.pointer(4 * columns_at))
         for which in masked:
             at, per = ((0, m * k), (b_at, n * k_b), (c_at, m * n))[which]
-            self.run("operand_masks", p * per, u32(p), u32(per), operands.pointer(4 * at), inputs[f"mask {which}"],
-                     u32(which == 2))
+            self.run("operand_masks", p * per, u32(p), u32(per), operands.pointer(4 * at),
+                     inputs["masks"].pointer(4 * p * which), u32(which == 2))
         drawn = gpu.record()
         out, expected = outputs["out"], outputs["expected"]
         gpu.launch(tensor_kernel, p, form.threads, group.image_bytes, images, inputs["control"], registers, out,
@@ -472,16 +494,14 @@ def _offsets(shapes: dict[str, tuple[tuple[int, ...], np.dtype]]) -> tuple[dict[
     return offsets, max(at, ARENA_ALIGN)
 
 
-def uploaded(gpu, arrays: dict[str, np.ndarray]) -> dict:
-    """Host arrays copied to the GPU in one copy queued on its stream, into one allocation:
-    {name: DeviceArray}."""
-    shapes = {name: (a.shape, a.dtype) for name, a in arrays.items()}
-    offsets, size = _offsets(shapes)
+def packed(arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, dict[str, tuple[int, tuple[int, ...], str]]]:
+    """Arrays one after another in one uint8 buffer, each at an aligned offset, and where each
+    lies: name -> (offset, shape, dtype), as `StreamGroup.inputs` and `layout` hold them."""
+    layout, size = _offsets({name: (a.shape, a.dtype) for name, a in arrays.items()})
     blob = np.zeros(size, np.uint8)
     for name, a in arrays.items():
-        blob[offsets[name]:offsets[name] + a.nbytes] = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
-    whole = gpu.to_device_async(blob)
-    return {name: whole.view(offsets[name], shape, dtype) for name, (shape, dtype) in shapes.items()}
+        blob[layout[name]:layout[name] + a.nbytes] = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
+    return blob, {name: (layout[name], tuple(a.shape), a.dtype.str) for name, a in arrays.items()}
 
 
 def allocated(gpu, shapes: dict[str, tuple[tuple[int, ...], type]]) -> dict:
