@@ -233,3 +233,27 @@ def test_a_hang_costs_its_launch_in_a_stream_run(settings):
     charged = _charged(report, groups)
     assert len(charged) == 1 and report["errors"] == len(charged[0])
     assert report["programs"] + report["errors"] == sum(map(len, groups))
+
+
+@pytest.mark.parametrize("argv, want", [
+    ([], "gpu"),
+    (["--numerics", "model"], "host"),
+    (["--draw", "host"], "host"),
+    (["--reference", "tests.alternative_backends:ZcmaskFieldReading"], "host"),
+])
+def test_the_draw_default_follows_the_numerics(argv, want):
+    """Data sets drawn on the GPU need the checker: the model, or a reference other than the
+    oracle (which implies the model), draws on the host."""
+    import argparse
+
+    import conformance.cli.campaign as cli_campaign
+
+    parser = argparse.ArgumentParser()
+    cli_campaign.add(parser.add_subparsers())
+    args = parser.parse_args(["campaign", "--json", "r.json", *argv])
+    assert cli_campaign.draw_for(args, cli_campaign.numerics_for(args)) == want
+
+
+def test_a_stream_chunk_holds_32_instructions():
+    assert tool.chunk_programs_for(tool.GPU_DRAW, 32) == 32 * 32 and tool.chunk_programs_for(tool.HOST_DRAW, 32) == tool.CHUNK
+    assert tool.chunk_programs_for(tool.GPU_DRAW, 1) == tool.CHUNK  # never fewer programs than a host chunk
