@@ -1,44 +1,52 @@
 """A large differential run of Hopper programs on every sm_90 GPU of the host, the work spread over
 its cores: the `campaign` subcommand.
 
-The run is cut into chunks of `CHUNK` programs. Producer processes (`jobs` of them) each take a
-chunk, draw its programs (`generators.programs.hopper_program_sets`, the forms the oracle models:
-wgmma dense with A in shared memory or registers and sparse, over every layout the generator
-reaches, C in registers; warp-level mma.sp with every operand in registers; chunks alternate
-exact and discriminating inputs; each drawn instruction runs with `data_sets` operand data sets),
-compute their expected D under the profile the judge picks for each (`sm_90a`, `sm_90a.mma_sync`
-for mma.sp) in one of two ways (`numerics`): MODEL, the reference (any backend spec that observes
-states, default the oracle) observes all of them at once (`expected_states`; the oracle evaluates
-their inner products in vectorised batches); CHECKER (the default with the oracle), the oracle
-reads each program's operands (`oracles.execute.matrix_products`: descriptors, layouts,
-fragments, metadata) and the GPU worker computes D from them with the integer checker
-(`campaign_checker`), the Python model evaluating every `cross_check_every`-th program of the
-chunk in the producer and any difference stopping the run; then take each kernel form's cubin from the kernel
-cache (`device.kernel_cache`, assembling the forms it lacks) and pack the programs of each form
-into one launch (`device.hopper_batch.pack`). The prepared chunk goes to a spool file (in
+The run is cut into chunks (`chunk_programs_for`). Producer processes (`jobs` of them) each take
+a chunk and draw its instructions (the forms the oracle models: wgmma dense with A in shared
+memory or registers and sparse, over every layout the generator reaches, C in registers;
+warp-level mma.sp with every operand in registers; chunks alternate exact and discriminating
+inputs), each running as `data_sets` programs with data of their own. Where their operands come
+from (`draw`):
+
+- GPU_DRAW (`prepare_stream`, `campaign_stream`): each GPU draws them itself from the
+  counter-based operand stream; the producer judges each instruction by itself, ships the tables
+  that place every byte of its data sets, and rebuilds every `cross_check_every`-th program on
+  the host for the Python model (the sample), the integer checker computing every D on the GPU;
+- HOST_DRAW (`prepare`, `generators.programs.hopper_program_sets`): the producer draws them and
+  computes the expected D under the profile the judge picks for each (`sm_90a`,
+  `sm_90a.mma_sync` for mma.sp) in one of two ways (`numerics`): MODEL, the reference (any
+  backend spec that observes states, default the oracle) observes all of them at once
+  (`expected_states`); CHECKER, the oracle reads each program's operands
+  (`oracles.execute.matrix_products`) and the GPU worker computes D from them with the integer
+  checker (`campaign_checker`), the Python model evaluating every `cross_check_every`-th program.
+
+Any difference between the checker and the model stops the run. The producer then takes each
+kernel form's cubin from the kernel cache (`device.kernel_cache`, assembling the forms it lacks)
+and packs the programs of each form into one launch. The prepared chunk goes to a spool file (in
 /dev/shm where there is one); only its name travels to the main process, which hands it to a GPU
 worker as soon as one is free. Every producer works while at most `READY_PER_GPU` chunks per GPU
-wait prepared, so the producers run ahead of the GPUs by a bounded amount: drawing and the reference overlap the
-launches.
+wait prepared, so the producers run ahead of the GPUs by a bounded amount.
 
 One GPU worker process per GPU (`devices`), each with its own CUDA context, launches the
-chunk's forms one by one and compares the words the kernel stored with the expected D packed the
-same way, bit for bit, judging a failing program as `run` does
-(`verdict`: the decoded first mismatches). A CUDA error costs the cases of the launch that raised
-it: the worker reports it and is stopped (CUDA refuses every later call in its process), the main
-process starts a new worker on that GPU and hands the rest of the chunk out again. A launch that runs past
-`timeout_s`, or a worker that dies, costs the same: the main process kills the worker, charges
-the cases of the launch it was running (as errors naming the GPU and what happened) and hands
-the chunk's other launches out again. The other GPUs keep working meanwhile.
+chunk's forms one by one (with GPU_DRAW, queuing each launch before it collects the previous
+one) and compares the words the kernel stored with the expected D packed the same way, bit for
+bit, judging a failing program as `run` does (`verdict`: the decoded first mismatches; with
+GPU_DRAW the program is rebuilt from its tile first). A CUDA error costs the cases of the launch
+that raised it: the worker reports it and is stopped (CUDA refuses every later call in its
+process), the main process starts a new worker on that GPU and hands the rest of the chunk out
+again. A launch that runs past `timeout_s`, or a worker that dies, costs the same: the main
+process kills the worker, charges the cases of the launch it was running (as errors naming the
+GPU and what happened) and hands the chunk's other launches out again. The other GPUs keep
+working meanwhile.
 
-Every stage is timed (`conformance.tools.stages`): in the producers draw, reference (the
-operands, with the checker), kernel text, assemble, pack (with the checker, its operands too),
-model (the checker's sample), spool and wait (blocked on the bound); in the GPU workers read (the spool file), load (kernels), copy in,
-launch, read back, reference (the checker) and compare (words with words: D is unpacked only for a
-program that mismatches); in the main process,
-dispatch. The report holds them with the GPUs (programs, launches, busy seconds, restarts), the
-reference, the programs per judging profile, programs and inner products per input format and form, mismatches, errors, the kernel cache's
-hits and assemblies, seconds and throughput, end to end and GPU side.
+Every stage is timed (`conformance.tools.stages`): in the producers draw, reference (with
+HOST_DRAW and the checker, the operands), kernel text, assemble, pack, model (the checker's
+sample), spool and wait (blocked on the bound); in the GPU workers wait (idle, no chunk handed
+to it), read (the spool file), load (kernels), draw (GPU_DRAW), copy in, launch, read back,
+reference (the checker) and compare; in the main process, dispatch. The report holds them with
+the GPUs (programs, launches, busy seconds, restarts), the reference, the programs per judging
+profile, programs and inner products per input format and form, mismatches, errors, the kernel
+cache's hits and assemblies, seconds, startup and throughput, end to end and GPU side.
 
 `launcher` chooses what runs the launches: "gpu" (`GpuLauncher`), "host-only" (`HostOnlyLauncher`:
 every host stage runs, and D is the reference's own, packed as the GPU would store it, the
