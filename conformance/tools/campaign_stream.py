@@ -2,17 +2,20 @@
 drawn on the GPU from the counter-based operand stream (`generators.stream_data_sets`), so the
 host draws instructions only, never operand data, and nothing but tables crosses to the GPU.
 
-A producer draws a chunk's instructions, has the oracle read each instruction's first data set
-(rebuilt on the host: its judging profile, whether it runs, the checker's parameters) and the
-Python model evaluate every N-th program of the chunk, rebuilt the same way (the sample), and
-ships per kernel form the tables that say where each byte of a data set comes from. The GPU
-worker draws every program's shared-memory image and registers (`stream_words`,
-`stream_metadata`), reads A, B and C out of them as the layout tables place them (`stream_operand`,
-`stream_columns`; imm-scale and scale-d applied by `operand_masks`), runs the tensor core's kernel
-and the integer checker on them, and counts the words in which the two differ
-(`differing_words`). Three checks keep it honest: the sampled programs' images and registers the
-GPU drew must equal the host's rebuild byte for byte, the checker's D of the sample must equal the
-model's, and a program whose D differs is rebuilt and judged by the oracle as `run` judges it.
+A producer draws a chunk's instructions, judges each by itself (its judging profile, whether the
+oracle models it, the checker's parameters: `stream_parameters`), has the Python model evaluate
+every N-th program of the chunk, rebuilt on the host from its tile (the sample), and ships per
+kernel form the tables that say where each byte of a data set comes from, packed into one buffer
+(`stream_group`). The GPU worker (`GpuStream`) draws every program's shared-memory image and
+registers (`stream_words`, `stream_metadata`), reads A, B and C out of them as the layout tables
+place them (`stream_operand`, `stream_columns`; imm-scale and scale-d applied by
+`operand_masks`), runs the tensor core's kernel and the integer checker on them, and counts the
+words in which the two differ (`differing_words`), all queued on its stream so that it prepares
+the next launch while this one runs. Three checks keep it honest: the sampled programs' images
+and registers the GPU drew must equal the host's rebuild byte for byte (`drawn_differently`),
+the checker's D of the sample must equal the model's (`checker_differs`), and a program whose D
+differs is rebuilt and judged by the oracle as `run` judges it. `host_draw` and `stream_result`
+do a launch's drawing and counting with the numpy twin, for runs without a GPU.
 """
 
 from __future__ import annotations
