@@ -4,7 +4,7 @@ to a cubin (CPU only, so a machine without a GPU can build and test them).
 `pack_operands` draws operand codes on the device (the operand stream, `ns_code`) straight into
 the register words or shared-memory images the tensor-core kernels of
 `device.inner_product_kernels` read: a table says, for each byte of a tile's words, which
-element's byte goes there. `check_tiles` redraws each tile's A, B and C into shared memory, runs
+element's byte goes there (`so_table_word`, which `stream_words` shares). `check_tiles` redraws each tile's A, B and C into shared memory, runs
 the integer checker (`ck_dot`) on every element of D, compares it with the tensor core's result
 bit for bit, counts checked elements and mismatches (atomics), records the first mismatches
 (tile, element, silicon, checker) and keeps checker and silicon values of the sample tiles.
@@ -30,24 +30,64 @@ from __future__ import annotations
 RECORD_WORDS = 5  # a mismatch record: tile low word, tile high word, element m * N + n, silicon, checker
 
 KERNELS = r"""
+// Stream data sets (the numpy twin: generators/stream_operands.py). so_code draws element (row, col)
+// of operand op (0 A, 1 B, 2 C) of a tile: ns_code, or with `exact` a code of the operand's table
+// (A's, B's and C's concatenated in exact_codes, their lengths in exact_lengths) picked by the
+// element's hash. B draws from params_b, A and C from params_a.
+#define SO_OP_FILLER 3
+#define SO_OP_METADATA 4
+#define SO_OP_UNSELECTED 5
+
+__device__ inline unsigned so_code(const ns_params* a, const ns_params* b, unsigned exact, const unsigned* exact_codes,
+                                   const unsigned* exact_lengths, int op, ns_u64 tile, int row, int col) {
+  const ns_params* p = op == NS_OP_B ? b : a;
+  if (!exact) return ns_code(p, op, tile, row, col);
+  unsigned start = 0;
+  for (int o = 0; o < op; o++) start += exact_lengths[o];
+  return exact_codes[start + ns_element_hash(ns_row_key(p, op, tile, row), col) % exact_lengths[op]];
+}
+
+// Word i of a per-tile stream of its own (filler bytes, unselected threads' metadata words).
+__device__ inline unsigned so_stream_word(const ns_params* a, int op, ns_u64 tile, ns_u64 i) {
+  return (unsigned)ns_mix(ns_row_key(a, op, tile, 0) + i);
+}
+
+// Metadata nibble g of row m: one of the legal nibbles (0b0100, 0b1110 for field_bits 2; the six
+// 2:4 index pairs for field_bits 1), packed four bits each into one constant.
+__device__ inline unsigned so_nibble(const ns_params* a, ns_u64 tile, int row, int g, unsigned field_bits) {
+  ns_u64 h = ns_element_hash(ns_row_key(a, SO_OP_METADATA, tile, row), g);
+  return field_bits == 2 ? (unsigned)((0xE4u >> (4 * (h % 2))) & 15) : (unsigned)((0xED9C84u >> (4 * (h % 6))) & 15);
+}
+
+// Word w of a table-driven image: byte `byte` of it from table row `row` (op << 24 | row << 16 |
+// col << 8 | byte of the element, or -1: a zero byte; a filler entry's "code" is the filler word
+// of (tile, w)), each element drawn once for its consecutive bytes.
+__device__ inline unsigned so_table_word(const ns_params* a, const ns_params* b, unsigned exact, const unsigned* exact_codes,
+                                         const unsigned* exact_lengths, ns_u64 tile, unsigned w, const int* row) {
+  unsigned word = 0, code = 0;
+  int last = -1;
+  for (int byte = 0; byte < 4; byte++) {
+    int e = row[byte];
+    if (e < 0) continue;
+    int op = (e >> 24) & 3;
+    if ((e >> 8) != last) {
+      code = op == SO_OP_FILLER ? so_stream_word(a, SO_OP_FILLER, tile, w)
+                                : so_code(a, b, exact, exact_codes, exact_lengths, op, tile, (e >> 16) & 0xFF, (e >> 8) & 0xFF);
+      last = e >> 8;
+    }
+    int from = op == SO_OP_FILLER ? byte : (e & 3);
+    word |= ((code >> (8 * from)) & 0xFFu) << (8 * byte);
+  }
+  return word;
+}
+
 extern "C" __global__ void pack_operands(const ns_u64* stream, ns_u64 tile0, unsigned tiles, const int* table,
                                          unsigned words_per_tile, unsigned* out) {
   ns_params p = ns_from_array(stream);
   ns_u64 total = (ns_u64)tiles * words_per_tile;
   for (ns_u64 i = blockIdx.x * (ns_u64)blockDim.x + threadIdx.x; i < total; i += (ns_u64)gridDim.x * blockDim.x) {
-    ns_u64 t = i / words_per_tile;
-    unsigned w = (unsigned)(i % words_per_tile), word = 0, code = 0;
-    int last = -1;
-    for (int byte = 0; byte < 4; byte++) {
-      int e = table[w * 4 + byte];  // op << 24 | row << 16 | col << 8 | byte of the element, or -1
-      if (e < 0) continue;
-      if ((e >> 8) != last) {
-        code = ns_code(&p, (e >> 24) & 3, tile0 + t, (e >> 16) & 0xFF, (e >> 8) & 0xFF);
-        last = e >> 8;
-      }
-      word |= ((code >> (8 * (e & 3))) & 0xFFu) << (8 * byte);
-    }
-    out[i] = word;
+    unsigned w = (unsigned)(i % words_per_tile);
+    out[i] = so_table_word(&p, &p, 0, nullptr, nullptr, tile0 + i / words_per_tile, w, table + w * 4);
   }
 }
 
@@ -125,35 +165,6 @@ extern "C" __global__ void reference_products(const long long* checker, unsigned
     out[i] = word;
   }
 }
-// Stream data sets (the numpy twin: generators/stream_operands.py). so_code draws element (row, col)
-// of operand op (0 A, 1 B, 2 C) of a tile: ns_code, or with `exact` a code of the operand's table
-// (A's, B's and C's concatenated in exact_codes, their lengths in exact_lengths) picked by the
-// element's hash. B draws from params_b, A and C from params_a.
-#define SO_OP_FILLER 3
-#define SO_OP_METADATA 4
-#define SO_OP_UNSELECTED 5
-
-__device__ inline unsigned so_code(const ns_params* a, const ns_params* b, unsigned exact, const unsigned* exact_codes,
-                                   const unsigned* exact_lengths, int op, ns_u64 tile, int row, int col) {
-  const ns_params* p = op == NS_OP_B ? b : a;
-  if (!exact) return ns_code(p, op, tile, row, col);
-  unsigned start = 0;
-  for (int o = 0; o < op; o++) start += exact_lengths[o];
-  return exact_codes[start + ns_element_hash(ns_row_key(p, op, tile, row), col) % exact_lengths[op]];
-}
-
-// Word i of a per-tile stream of its own (filler bytes, unselected threads' metadata words).
-__device__ inline unsigned so_stream_word(const ns_params* a, int op, ns_u64 tile, ns_u64 i) {
-  return (unsigned)ns_mix(ns_row_key(a, op, tile, 0) + i);
-}
-
-// Metadata nibble g of row m: one of the legal nibbles (0b0100, 0b1110 for field_bits 2; the six
-// 2:4 index pairs for field_bits 1), packed four bits each into one constant.
-__device__ inline unsigned so_nibble(const ns_params* a, ns_u64 tile, int row, int g, unsigned field_bits) {
-  ns_u64 h = ns_element_hash(ns_row_key(a, SO_OP_METADATA, tile, row), g);
-  return field_bits == 2 ? (unsigned)((0xE4u >> (4 * (h % 2))) & 15) : (unsigned)((0xED9C84u >> (4 * (h % 6))) & 15);
-}
-
 extern "C" __global__ void stream_words(const ns_u64* params_a, const ns_u64* params_b, unsigned exact,
                                         const unsigned* exact_codes, const unsigned* exact_lengths, unsigned programs,
                                         const ns_u64* tiles, const unsigned* table_at, const int* tables, unsigned words,
@@ -161,23 +172,10 @@ extern "C" __global__ void stream_words(const ns_u64* params_a, const ns_u64* pa
   ns_params a = ns_from_array(params_a), b = ns_from_array(params_b);
   ns_u64 total = (ns_u64)programs * words;
   for (ns_u64 i = blockIdx.x * (ns_u64)blockDim.x + threadIdx.x; i < total; i += (ns_u64)gridDim.x * blockDim.x) {
-    ns_u64 p = i / words, tile = tiles[p];
-    unsigned w = (unsigned)(i % words), word = 0, code = 0;
-    const int* row = tables + ((ns_u64)table_at[p] + w) * 4;  // this program's table, word w
-    int last = -1;
-    for (int byte = 0; byte < 4; byte++) {
-      int e = row[byte];  // op << 24 | row << 16 | col << 8 | byte of the element, or -1: a zero byte
-      if (e < 0) continue;
-      int op = (e >> 24) & 3;
-      if ((e >> 8) != last) {  // a filler entry's "code" is the filler word of (tile, w)
-        code = op == SO_OP_FILLER ? so_stream_word(&a, SO_OP_FILLER, tile, w)
-                                  : so_code(&a, &b, exact, exact_codes, exact_lengths, op, tile, (e >> 16) & 0xFF, (e >> 8) & 0xFF);
-        last = e >> 8;
-      }
-      int from = op == SO_OP_FILLER ? byte : (e & 3);
-      word |= ((code >> (8 * from)) & 0xFFu) << (8 * byte);
-    }
-    out[i] = word;
+    ns_u64 p = i / words;
+    unsigned w = (unsigned)(i % words);
+    // this program's table (its own, at row table_at[p]), word w
+    out[i] = so_table_word(&a, &b, exact, exact_codes, exact_lengths, tiles[p], w, tables + ((ns_u64)table_at[p] + w) * 4);
   }
 }
 

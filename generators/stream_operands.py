@@ -14,13 +14,11 @@ byte goes there (`entry`), a zero byte (`ZERO`) or a filler byte (`OP_FILLER`)."
 from __future__ import annotations
 
 import functools
-
 from dataclasses import dataclass
 
 import numpy as np
 
 from conformance.core.memo import frozen
-
 from generators import numeric_stream as ns
 from generators.operand_images import exact_codes
 

@@ -86,7 +86,7 @@ def _group(programs: list, op, spec, tiles, inputs: str):
     d_shape = stream_layout(op).c_shape
     sample = {0: np.zeros(d_shape, np.uint32), 1: np.zeros(d_shape, np.uint32)}
     return stream_group(hopper_kernel(form), b"", form, source, stream_parameters(op, profile), sample,
-                        ("form", (op.atype,), op.dtype, profile))
+                        {0: programs[0], 1: programs[1]}, ("form", (op.atype,), op.dtype, profile))
 
 
 @pytest.mark.parametrize("inputs", INPUTS)

@@ -363,9 +363,9 @@ def prepare_stream(chunk: int, settings: Settings, cache: KernelCache, stages: S
 
     texts: dict[str, list[int]] = {}
     errors, not_run, profiles = [], 0, {}
+    skeletons = [Program(TARGET, (op,), profile=own_profile) for op in ops]  # an instruction without data
     with stages("kernel text"):
-        for i, op in enumerate(ops):
-            skeleton = Program(TARGET, (op,), profile=own_profile)
+        for i, (op, skeleton) in enumerate(zip(ops, skeletons)):
             profiles[i] = profile_for(skeleton, settings.profile)
             if instruction_issue(op, profiles[i]) is not None:
                 not_run += int(np.count_nonzero(instruction_of == i))
@@ -381,23 +381,23 @@ def prepare_stream(chunk: int, settings: Settings, cache: KernelCache, stages: S
         group_source = source(members)
         profile = profiles[members[0]]
         with stages("model"):
-            positions = np.flatnonzero(np.isin(instruction_of, members))  # in the chunk, as group_source orders them
+            positions = group_source.tiles - tiles[0]  # each program's place in the chunk
             sampled = [k for k, position in enumerate(positions.tolist()) if position % settings.cross_check_every == 0]
             rebuilt = dict(zip(sampled, group_source.programs(sampled)))
             products: list = [None] * len(group_source)
             for k, product in zip(sampled, matrix_products(list(rebuilt.values()), profile)):
                 products[k] = product if isinstance(product, MatrixProduct) else None
             sample = model_sample(products, 1)
-        op = ops[members[0]]
-        labels = (form_of(Program(TARGET, (op,))), input_formats(Program(TARGET, (op,))), op.dtype, profile)
+        op, skeleton = ops[members[0]], skeletons[members[0]]
+        labels = (form_of(skeleton), input_formats(skeleton), op.dtype, profile)
         with stages("pack"):
             try:
                 parameters = stream_parameters(op, profile)
             except ValueError as err:  # e.g. a profile with no datapath for the group's formats
                 errors += [error_entry(p, str(err), inputs) for p in group_source.programs()]
                 continue
-            group = stream_group(text, cubins[text], hopper_form(Program(TARGET, (op,))), group_source, parameters, sample,
-                                 labels, rebuilt)
+            group = stream_group(text, cubins[text], hopper_form(skeleton), group_source, parameters, sample, rebuilt,
+                                 labels)
         groups.append(group)
         details.append((group_source, None))
     return ({"chunk": chunk, "inputs": inputs, "reference": settings.reference, "profile": settings.profile,

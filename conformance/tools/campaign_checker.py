@@ -28,7 +28,32 @@ from oracles.numerics import checker
 from oracles.numerics.matmul import MatrixProduct, evaluate
 
 THREADS = 256
-GRID_LIMIT = 132 * 16  # CTAs of a reference launch (H100: 132 SMs)
+GRID_LIMIT = 132 * 16  # CTAs of a checking or drawing launch (H100: 132 SMs)
+CONSTANTS_KEPT = 1024  # arrays kept on a GPU across launches (a form's word table: up to 128 KiB)
+
+
+def grid_for(work: int) -> int:
+    """CTAs of THREADS threads for `work` items, each thread looping over the items beyond the grid."""
+    return max(1, min(GRID_LIMIT, -(-work // THREADS)))
+
+
+class DeviceConstants:
+    """Arrays copied to a GPU once and kept there across launches (parameters, a form's tables):
+    by `key` (what determines the array, e.g. its name and kernel form: no hashing of a large
+    table per launch), else by content; at most CONSTANTS_KEPT, the oldest out (freed in stream
+    order, after the launches that read it)."""
+
+    def __init__(self, gpu):
+        self.gpu = gpu
+        self.kept: dict = {}
+
+    def __call__(self, x: np.ndarray, key: tuple | None = None):
+        key = key or (x.dtype.str, x.shape, x.tobytes())
+        if key not in self.kept:
+            if len(self.kept) >= CONSTANTS_KEPT:
+                del self.kept[next(iter(self.kept))]
+            self.kept[key] = self.gpu.to_device(x)
+        return self.kept[key]
 
 
 @dataclass(frozen=True)
@@ -171,13 +196,7 @@ class GpuReference:
     def __init__(self, gpu, module, seconds: Counter):
         self.gpu, self.seconds = gpu, seconds
         self.kernel = module.get_kernel("reference_products")
-        self.constants: dict[bytes, object] = {}  # parameters, word tables: copied once, kept on the GPU
-
-    def constant(self, x: np.ndarray):
-        key = x.dtype.str.encode() + x.tobytes()
-        if key not in self.constants:
-            self.constants[key] = self.gpu.to_device(x)
-        return self.constants[key]
+        self.constant = DeviceConstants(gpu)  # parameters, word tables
 
     def __call__(self, ops: Operands, form: HopperForm) -> np.ndarray:
         """The words [P, threads, words out] the tensor core's kernel would store for the checker's D."""
@@ -187,7 +206,7 @@ class GpuReference:
         parameters, table_on_gpu = self.constant(ops.parameters), self.constant(table)
         words = gpu.to_device(ops.words)
         out = gpu.empty((ops.shape[0], form.threads, form.words_out), np.uint32)
-        grid = min(GRID_LIMIT, -(-out.shape[0] * table.shape[0] // THREADS))
+        grid = grid_for(out.shape[0] * table.shape[0])
         p, m, n, b_k, b_at, c_at, columns_at, sparse, per_program, per_word, bits = _scalars(ops, table, bits)
         u32, u64 = np.uint32, np.uint64
         gpu.launch(self.kernel, grid, THREADS, 0, parameters, u32(p), u32(m), u32(n), words, u32(b_k), u64(b_at), u64(c_at),

@@ -29,16 +29,13 @@ import numpy as np
 from conformance.core.instructions import MmaSp, WgmmaMma
 from conformance.core.isa.mma import TYPE_BITS
 from conformance.core.program import Program
-from conformance.tools.campaign_checker import Operands, word_table
+from conformance.tools.campaign_checker import THREADS, DeviceConstants, Operands, grid_for, word_table
 from device.hopper_batch import control_records, pack, pack_d, register_bytes, unpack_d
 from device.ptx.kernels import HopperForm
 from generators import stream_operands as so
 from generators.stream_data_sets import Metadata, stream_layout, stream_programs
 from oracles.numerics import checker
 
-THREADS = 256
-GRID_LIMIT = 132 * 16  # CTAs of a drawing or checking launch (H100: 132 SMs)
-CONSTANTS_KEPT = 1024  # tables kept on a GPU across launches (a form's register and word tables: ~200 KiB)
 REGISTER_OPS = {"a": so.OP_A, "b": so.OP_B, "c": so.OP_C}
 
 
@@ -183,12 +180,12 @@ def stream_parameters(op: WgmmaMma | MmaSp, profile: str) -> np.ndarray:
 
 
 def stream_group(text: str, cubin: bytes, form: HopperForm, source: StreamPrograms, parameters: np.ndarray,
-                 sample: dict[int, np.ndarray], labels: tuple[str, tuple[str, ...], str, str],
-                 rebuilt: dict[int, Program] | None = None) -> StreamGroup:
+                 sample: dict[int, np.ndarray], rebuilt: dict[int, Program],
+                 labels: tuple[str, tuple[str, ...], str, str]) -> StreamGroup:
     """A launch group's tables from its programs (`source`, every instruction of one form), the
-    checker's parameters and the model's D of the sampled programs by position (`rebuilt`: those
-    programs already rebuilt, by position); `labels`: form, input formats, accumulator and
-    judging profile."""
+    checker's parameters, and the model's D of the sampled programs by position with those
+    programs as the host rebuilt them (`rebuilt`, by position); `labels`: form, input formats,
+    accumulator and judging profile."""
     layouts = [stream_layout(op) for op in source.ops]
     words = max(len(x.image_table) for x in layouts)
     tables = np.full((len(layouts), words, 4), so.ZERO, np.int32)
@@ -203,9 +200,7 @@ def stream_group(text: str, cubin: bytes, form: HopperForm, source: StreamProgra
     images = np.zeros((len(positions), 4 * words), np.uint8)
     registers = np.zeros((len(positions), form.threads, form.words_in), np.uint32)
     if positions.size:
-        programs = ([rebuilt[i] for i in positions.tolist()] if rebuilt is not None and set(positions.tolist()) <= set(rebuilt)
-                    else source.programs(positions))
-        batch = pack(programs)
+        batch = pack([rebuilt[i] for i in positions.tolist()])
         images[:, :batch.images.shape[1]] = batch.images
         registers = batch.registers
     ops = [source.ops[i] for i in source.instruction_of.tolist()]
@@ -356,21 +351,11 @@ class GpuStream:
     def __init__(self, gpu, module, seconds: Counter):
         self.gpu, self.seconds = gpu, seconds
         self.kernels = {name: module.get_kernel(name) for name in STREAM_KERNELS}
-        self.constants: dict[bytes, object] = {}  # register and word tables, parameters: copied once
+        self.constant = DeviceConstants(gpu)  # register and word tables, parameters, the stream's spec
         self.pinned: list = []  # page-locked buffers free for the next launches' results
 
-    def constant(self, x: np.ndarray, key: tuple | None = None):
-        """`x` on the GPU, copied once: by `key` (what determines it, e.g. its name and kernel form:
-        no hashing of a large table per launch), else by content."""
-        key = key or (x.dtype.str, x.shape, x.tobytes())
-        if key not in self.constants:
-            if len(self.constants) >= CONSTANTS_KEPT:  # the oldest goes (freed in stream order, after its launches)
-                del self.constants[next(iter(self.constants))]
-            self.constants[key] = self.gpu.to_device(x)
-        return self.constants[key]
-
     def run(self, name: str, work: int, *args) -> None:
-        self.gpu.launch(self.kernels[name], max(1, min(GRID_LIMIT, -(-work // THREADS))), THREADS, 0, *args)
+        self.gpu.launch(self.kernels[name], grid_for(work), THREADS, 0, *args)
 
     def buffer(self, nbytes: int):
         """A free page-locked buffer of at least `nbytes` (the smallest that fits, else a new one)."""
