@@ -21,20 +21,13 @@ from typing import Sequence
 
 import numpy as np
 
-from conformance.tools.numerics_gpucheck import checker_kernels_source
+from conformance.tools.numerics_gpucheck import THREADS, checker_kernels_source, grid_for
 from device.hopper_batch import d_word_elements, unpack_d
 from device.ptx.kernels import HopperForm
 from oracles.numerics import checker
 from oracles.numerics.matmul import MatrixProduct, evaluate
 
-THREADS = 256
-GRID_LIMIT = 132 * 16  # CTAs of a checking or drawing launch (H100: 132 SMs)
 CONSTANTS_KEPT = 1024  # arrays kept on a GPU across launches (a form's word table: up to 128 KiB)
-
-
-def grid_for(work: int) -> int:
-    """CTAs of THREADS threads for `work` items, each thread looping over the items beyond the grid."""
-    return max(1, min(GRID_LIMIT, -(-work // THREADS)))
 
 
 class DeviceConstants:

@@ -38,7 +38,13 @@ from oracles.numerics.profiles import Datapath, Profile, get_profile
 BATCH_INNER_PRODUCTS = 1 << 24  # per launch of each kernel
 MAX_RECORDS = 64  # silicon mismatches kept per combination
 CHECK_THREADS = 128
+THREADS = 256  # per CTA of the element-wise kernels (drawing, the campaign's checker)
 GRID_LIMIT = 132 * 16  # CTAs of the pack and check kernels (H100: 132 SMs)
+
+
+def grid_for(work: int) -> int:
+    """CTAs of THREADS threads for `work` items, each thread looping over the items beyond the grid."""
+    return max(1, min(GRID_LIMIT, -(-work // THREADS)))
 
 
 # --- tables: where each operand byte goes, where each D element is --------------------------------
@@ -188,8 +194,7 @@ def run_combination(gpu, module, c: Combination, count: int, sample: int, seed: 
         count_now = min(batch, tiles - tile0)
         with stages("draw"):
             for (_, table, words), buffer in zip(tables, inputs):
-                grid = min(GRID_LIMIT, -(-count_now * words // 256))
-                gpu.launch(pack, grid, 256, 0, stream, np.uint64(tile0), np.uint32(count_now), table, np.uint32(words),
+                gpu.launch(pack, grid_for(count_now * words), THREADS, 0, stream, np.uint64(tile0), np.uint32(count_now), table, np.uint32(words),
                            buffer)
             gpu.sync()
         with stages("tensor_core"):
