@@ -19,9 +19,9 @@ bytes by `so_code`, exact-table or `ns_code` codes; filler bytes; zero bytes), `
 the structured-sparse metadata word of each thread (legal nibbles; unselected threads' words
 random), `stream_columns` the logical column of each stored A element that metadata selects,
 `stream_operand` one operand's codes [P, rows, cols] (redrawn, or read back from the programs'
-images through an address map), `operand_masks` each program's imm-scale and scale-d applied to
-them, `differing_words` the count of unequal words of each program, and `copy_rows` a few rows of
-an array gathered for one copy back.
+images through an address map; each program's imm-scale or scale-d applied), and `sample_rows`
+the sampled programs' rows of three arrays gathered for one copy back. `reference_products` also
+counts, per program, the words in which the tensor core's differ from the checker's.
 The operand stream and the checker are C headers of other floors (`generators/numeric_stream.h`,
 `oracles/numerics/checker.h`): the caller passes their text to `source`."""
 
@@ -137,8 +137,11 @@ extern "C" __global__ void check_tiles(const long long* checker, const ns_u64* s
 extern "C" __global__ void reference_products(const long long* checker, unsigned products, unsigned rows, unsigned cols,
                                               const unsigned* operands, unsigned b_k, ns_u64 b_at, ns_u64 c_at,
                                               ns_u64 columns_at, unsigned sparse, const int* word_elements,
-                                              unsigned words, unsigned per_word, unsigned bits, unsigned* out) {
-  // A, B, C and the columns (bytes) in one buffer, at word offsets 0, b_at, c_at and columns_at
+                                              unsigned words, unsigned per_word, unsigned bits, unsigned* out,
+                                              const unsigned* observed, unsigned* differing) {
+  // A, B, C and the columns (bytes) in one buffer, at word offsets 0, b_at, c_at and columns_at;
+  // with `observed` (the tensor core's words, else null), each program's count of words that
+  // differ from the checker's is added to differing[program]
   const unsigned *a = operands, *b = operands + b_at, *c = operands + c_at;
   const unsigned char* columns = (const unsigned char*)(operands + columns_at);
   ck_params P = ck_from_array(checker);
@@ -163,6 +166,7 @@ extern "C" __global__ void reference_products(const long long* checker, unsigned
       word |= (code & mask) << (j * bits);
     }
     out[i] = word;
+    if (observed != nullptr && observed[i] != word) atomicAdd(&differing[p], 1u);
   }
 }
 extern "C" __global__ void stream_words(const ns_u64* params_a, const ns_u64* params_b, unsigned exact,
@@ -219,7 +223,10 @@ extern "C" __global__ void stream_operand(const ns_u64* params_a, const ns_u64* 
                                           const unsigned* exact_codes, const unsigned* exact_lengths, unsigned op,
                                           unsigned programs, const ns_u64* tiles, unsigned rows, unsigned cols,
                                           const unsigned char* images, ns_u64 image_bytes, const unsigned* address_at,
-                                          const unsigned* addresses, unsigned element_bytes, unsigned* out) {
+                                          const unsigned* addresses, unsigned element_bytes, const unsigned* masks,
+                                          unsigned keep, unsigned* out) {
+  // with `masks` (else null), each program's codes xor its mask (imm-scale -1: sign bits flipped),
+  // or with `keep`, and its mask (scale-d)
   ns_params a = ns_from_array(params_a), b = ns_from_array(params_b);
   ns_u64 total = (ns_u64)programs * rows * cols;
   for (ns_u64 i = blockIdx.x * (ns_u64)blockDim.x + threadIdx.x; i < total; i += (ns_u64)gridDim.x * blockDim.x) {
@@ -231,34 +238,28 @@ extern "C" __global__ void stream_operand(const ns_u64* params_a, const ns_u64* 
     } else {
       value = so_code(&a, &b, exact, exact_codes, exact_lengths, (int)op, tiles[p], (int)(e / cols), (int)(e % cols));
     }
+    if (masks != nullptr) value = keep ? (value & masks[p]) : (value ^ masks[p]);
     out[i] = value;
   }
 }
 
-extern "C" __global__ void differing_words(unsigned programs, unsigned words, const unsigned* a, const unsigned* b,
-                                           unsigned* counts) {
-  ns_u64 total = (ns_u64)programs * words;
-  for (ns_u64 i = blockIdx.x * (ns_u64)blockDim.x + threadIdx.x; i < total; i += (ns_u64)gridDim.x * blockDim.x) {
-    if (a[i] != b[i]) atomicAdd(&counts[i / words], 1u);
-  }
-}
-
-extern "C" __global__ void operand_masks(unsigned programs, unsigned per_program, unsigned* words, const unsigned* masks,
-                                         unsigned keep) {
-  // each program's words xor its mask (imm-scale -1: sign bits flipped), or with `keep` and its mask (scale-d)
-  ns_u64 total = (ns_u64)programs * per_program;
-  for (ns_u64 i = blockIdx.x * (ns_u64)blockDim.x + threadIdx.x; i < total; i += (ns_u64)gridDim.x * blockDim.x) {
-    unsigned mask = masks[i / per_program];
-    words[i] = keep ? (words[i] & mask) : (words[i] ^ mask);
-  }
-}
-
-extern "C" __global__ void copy_rows(const unsigned* source, unsigned row_words, const unsigned* rows, unsigned count,
-                                     unsigned* out) {
-  // rows `rows` of a [*, row_words] array, one after another: a few rows read back in one copy
+extern "C" __global__ void sample_rows(const unsigned* rows, unsigned count, const unsigned* first, unsigned first_words,
+                                       const unsigned* second, unsigned second_words, const unsigned* third,
+                                       unsigned third_words, unsigned* out) {
+  // rows `rows` of three arrays [*, first_words], [*, second_words], [*, third_words], the first's
+  // rows, then the second's, then the third's: a sample read back in one copy
+  const unsigned row_words = first_words + second_words + third_words;
   ns_u64 total = (ns_u64)count * row_words;
   for (ns_u64 i = blockIdx.x * (ns_u64)blockDim.x + threadIdx.x; i < total; i += (ns_u64)gridDim.x * blockDim.x) {
-    out[i] = source[(ns_u64)rows[i / row_words] * row_words + i % row_words];
+    ns_u64 at = i;
+    const unsigned* source = first;
+    unsigned words = first_words;
+    if (at >= (ns_u64)count * first_words) {
+      at -= (ns_u64)count * first_words;
+      source = second, words = second_words;
+      if (at >= (ns_u64)count * second_words) at -= (ns_u64)count * second_words, source = third, words = third_words;
+    }
+    out[i] = source[(ns_u64)rows[at / words] * words + at % words];
   }
 }
 """

@@ -10,6 +10,7 @@ that must survive a faulting kernel runs it in a process of its own (`device.gpu
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -104,8 +105,19 @@ class Gpu:
         except Exception as e:  # ImportError, no driver, no device: all mean "cannot run here"
             cause = " ".join(f"{type(e).__name__}: {e}".split())
             raise GpuUnavailable(f"no CUDA device: GPU {ordinal} is not usable through cuda.core ({cause})") from None
+        from cuda.bindings import driver
+
         self.stream = self.device.create_stream()
-        self.configs: dict[tuple, Any] = {}  # launch configurations, made once per shape (a campaign launches thousands)
+        self.driver_api = driver  # a campaign's worker calls it tens of thousands of times: looked up once
+        self.configs: dict[tuple, Any] = {}  # launch configurations, made once per shape
+
+    @functools.cached_property
+    def _core(self) -> tuple:
+        """cuda.core's LaunchConfig and launch, and the options of a timing event: imported at the
+        first launch, once."""
+        from cuda.core import EventOptions, LaunchConfig, launch
+
+        return LaunchConfig, launch, EventOptions(timing_enabled=True)
 
     @property
     def name(self) -> str:
@@ -182,50 +194,44 @@ class Gpu:
 
     # --- stream-ordered work, for a worker that queues its next launch before it reads the last back ---
 
-    def to_device_async(self, array: np.ndarray) -> DeviceArray:
-        """`to_device` queued on this GPU's stream (no wait for the work before it): the driver stages
-        pageable memory before it returns, so `array` may change afterwards."""
-        from cuda.bindings import driver
-
+    def to_device_async(self, array: np.ndarray, out: DeviceArray | None = None) -> DeviceArray:
+        """`to_device` queued on this GPU's stream (no wait for the work before it), into `out` when
+        given (else a new array). From page-locked memory (`Pinned`) the copy runs while the host
+        goes on, and `array` must stay unchanged until an event recorded after it has completed;
+        from pageable memory the driver stages it first, and may wait for the stream to do so."""
         array = np.ascontiguousarray(array)
-        out = self.empty(array.shape, array.dtype)
+        out = self.empty(array.shape, array.dtype) if out is None else out
         if array.nbytes:
-            _check(driver.cuMemcpyHtoDAsync(out.address, array.ctypes.data, array.nbytes, self.stream.handle))
+            _check(self.driver_api.cuMemcpyHtoDAsync(out.address, array.ctypes.data, array.nbytes, self.stream.handle))
         return out
 
     def to_host_async(self, array: DeviceArray, out: np.ndarray) -> None:
         """Queue a copy of `array` into `out` (page-locked host memory, `pinned`): valid once an
         event recorded after it has completed."""
-        from cuda.bindings import driver
-
         if out.nbytes:
-            _check(driver.cuMemcpyDtoHAsync(out.ctypes.data, array.address, out.nbytes, self.stream.handle))
+            _check(self.driver_api.cuMemcpyDtoHAsync(out.ctypes.data, array.address, out.nbytes, self.stream.handle))
 
     def record(self):
         """A timing event recorded on this GPU's stream (`later - earlier` is milliseconds)."""
-        from cuda.core import EventOptions
-
-        return self.stream.record(options=EventOptions(timing_enabled=True))
+        return self.stream.record(options=self._core[2])
 
     def launch(self, kernel, grid: int, block: int, shared_bytes: int, *args, cluster: int | None = None) -> None:
         """Launch `grid` CTAs of `block` threads on this GPU's stream, in clusters of `cluster`
         CTAs when given (`grid` a multiple of it); DeviceArray arguments pass their buffers. Above
         48 KiB of dynamic shared memory the kernel's limit is raised to `shared_bytes` first."""
-        from cuda.bindings import driver
-        from cuda.core import LaunchConfig, launch
-
         if cluster and grid % cluster:
             raise ValueError(f"a grid of {grid} CTAs is not a whole number of clusters of {cluster}")
         if shared_bytes > DEFAULT_SHARED_LIMIT:
-            attribute = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-            _check(driver.cuKernelSetAttribute(attribute, shared_bytes, kernel.handle, self.device.device_id))
-        values = [(a.pointer() if a.offset else a.buffer) if isinstance(a, DeviceArray) else a for a in args]
-        # with a cluster, cuda.core counts the grid in clusters
+            attribute = self.driver_api.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+            _check(self.driver_api.cuKernelSetAttribute(attribute, shared_bytes, kernel.handle, self.device.device_id))
+        values = [a.pointer() if type(a) is DeviceArray else a for a in args]
+        config_type, launch, _ = self._core
         key = (grid, block, shared_bytes, cluster)
-        if key not in self.configs:
-            self.configs[key] = (LaunchConfig(grid=grid // cluster, cluster=cluster, block=block, shmem_size=shared_bytes)
-                                 if cluster else LaunchConfig(grid=grid, block=block, shmem_size=shared_bytes))
-        config = self.configs[key]
+        config = self.configs.get(key)
+        if config is None:  # with a cluster, cuda.core counts the grid in clusters
+            config = self.configs[key] = (
+                config_type(grid=grid // cluster, cluster=cluster, block=block, shmem_size=shared_bytes)
+                if cluster else config_type(grid=grid, block=block, shmem_size=shared_bytes))
         launch(self.stream, config, kernel, *values)
 
     def sync(self) -> None:

@@ -63,6 +63,23 @@ def test_the_checker_kernel_computes_the_models_d_as_the_kernel_stores_it(groups
     assert compared > 10**5
 
 
+def test_the_checker_kernel_counts_the_words_that_differ_per_program(groups, reference):
+    """With the tensor core's words given, `reference_products` adds up per program the words in
+    which they differ from its own, and still stores its own words."""
+    form, products = max(groups, key=lambda g: len(g[1]))
+    ops = operands(products, {})
+    words = reference(ops, form)
+    rng = np.random.default_rng(5)
+    observed = words.copy().reshape(len(words), -1)
+    planted = rng.random(observed.shape) < 0.05
+    planted[0] = False  # one program as the checker has it
+    observed[planted] ^= rng.integers(1, 2**32, planted.sum(), dtype=np.uint32)
+    got, differing = reference.compared(ops, form, observed.reshape(words.shape))
+    assert np.array_equal(got, words)
+    assert np.array_equal(differing, planted.sum(axis=1)) and differing[1:].all() and differing[0] == 0
+    assert not reference.compared(ops, form, words)[1].any()
+
+
 def test_the_sample_is_every_nth_program_and_a_difference_is_named(groups, reference):
     """`model_sample` evaluates every N-th product; `disagreement` names a sampled element the
     checker got wrong, and passes over elements outside the sample."""

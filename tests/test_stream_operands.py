@@ -1,4 +1,4 @@
-"""Stream data sets on the CPU: the checker kernels' `stream_*` kernels and `differing_words`,
+"""Stream data sets on the CPU: the checker kernels' `stream_*` kernels and `sample_rows`,
 compiled for the CPU (device.check_kernels.HOST_STAND_IN, one block of one thread), draw exactly
 what their numpy twin (`generators.stream_operands`) draws, for both kinds of inputs and several
 format triples; and checks that trust neither: exact codes come from their tables, discriminating
@@ -98,13 +98,14 @@ def check_columns(run: Run, s: so.StreamSpec, field_bits: int) -> None:
 
 
 def operand(run: Run, s: so.StreamSpec, op: int, rows: int, cols: int, images=None, address_at=None, addresses=None,
-            element_bytes: int = 0) -> np.ndarray:
-    """`stream_operand` of the test tiles: drawn codes, or (with images) elements read from them."""
+            element_bytes: int = 0, masks=None, keep: bool = False) -> np.ndarray:
+    """`stream_operand` of the test tiles: drawn codes, or (with images) elements read from them;
+    with `masks`, each tile's codes xor its mask, or (`keep`) and it."""
     empty = np.zeros(1, np.uint32)
     image_bytes = 0 if images is None else images.shape[1]
     return run("stream_operand", *_stream_args(s), u32(op), u32(len(TILES)), TILES, u32(rows), u32(cols), images,
                u64(image_bytes), empty if address_at is None else address_at, empty if addresses is None else addresses,
-               u32(element_bytes), np.zeros((len(TILES), rows, cols), np.uint32), out=15)
+               u32(element_bytes), masks, u32(keep), np.zeros((len(TILES), rows, cols), np.uint32), out=17)
 
 
 def check_operand_codes(run: Run, s: so.StreamSpec) -> None:
@@ -124,13 +125,25 @@ def check_operand_images(run: Run, s: so.StreamSpec, element_bytes: int) -> None
         assert np.array_equal(got[p], want), p
 
 
-def check_differing_words(run: Run) -> None:
+def check_operand_masks(run: Run, s: so.StreamSpec) -> None:
+    """imm-scale -1 flips each element's sign bit (xor, PTX ISA 9.7.15.5.2); scale-d false keeps
+    nothing of C (and 0): per tile, as its mask says."""
+    codes = so.codes(s, so.OP_A, TILES, 8, 16)
+    flips = np.array([0, 0x80, 0x8000, 0], np.uint32)
+    assert np.array_equal(operand(run, s, so.OP_A, 8, 16, masks=flips), codes ^ flips[:, None, None])
+    keeps = np.array([0xFFFFFFFF, 0, 0, 0xFFFFFFFF], np.uint32)
+    kept = operand(run, s, so.OP_A, 8, 16, masks=keeps, keep=True)
+    assert np.array_equal(kept[[0, 3]], codes[[0, 3]]) and not kept[[1, 2]].any()
+
+
+def check_sample_rows(run: Run) -> None:
+    """`sample_rows` gathers the same rows of three arrays, the first's rows first."""
     rng = np.random.default_rng(3)
-    a = rng.integers(0, 2**32, (5, 40), dtype=np.uint32)
-    b = np.where(rng.random(a.shape) < 0.3, a ^ 1, a)
-    counts = np.array([1, 0, 2, 0, 7], np.uint32)
-    got = run("differing_words", u32(5), u32(40), a, b, counts, out=4)
-    assert np.array_equal(got, counts + (a != b).sum(axis=1)) and (a != b).any()
+    arrays = [rng.integers(0, 2**32, (9, words), dtype=np.uint32) for words in (5, 3, 7)]
+    rows = np.array([8, 0, 4], np.uint32)
+    got = run("sample_rows", rows, u32(len(rows)), arrays[0], u32(5), arrays[1], u32(3), arrays[2], u32(7),
+              np.zeros(len(rows) * 15, np.uint32), out=8)
+    assert np.array_equal(got, np.concatenate([a[rows].ravel() for a in arrays]))
 
 
 @pytest.fixture(scope="module")
@@ -157,8 +170,13 @@ def test_stream_operand_reads_the_images(run, element_bytes):
     check_operand_images(run, spec(FORMATS[0], "exact"), element_bytes)
 
 
-def test_differing_words_counts_per_program(run):
-    check_differing_words(run)
+@pytest.mark.parametrize("formats", FORMATS[:2], ids=[".".join(f) for f in FORMATS[:2]])
+def test_stream_operand_applies_imm_scale_and_scale_d(run, formats):
+    check_operand_masks(run, spec(formats, "discriminating"))
+
+
+def test_sample_rows_gathers_three_arrays_in_one_buffer(run):
+    check_sample_rows(run)
 
 
 @pytest.mark.parametrize("formats", FORMATS, ids=[".".join(f) for f in FORMATS])

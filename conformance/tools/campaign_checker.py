@@ -203,7 +203,8 @@ class GpuReference:
         p, m, n, b_k, b_at, c_at, columns_at, sparse, per_program, per_word, bits = _scalars(ops, table, bits)
         u32, u64 = np.uint32, np.uint64
         gpu.launch(self.kernel, grid, THREADS, 0, parameters, u32(p), u32(m), u32(n), words, u32(b_k), u64(b_at), u64(c_at),
-                   u64(columns_at), u32(sparse), table_on_gpu, u32(per_program), u32(per_word), u32(bits), out)
+                   u64(columns_at), u32(sparse), table_on_gpu, u32(per_program), u32(per_word), u32(bits), out,
+                   u64(0), u64(0))  # no tensor-core words to compare with
         result = gpu.to_host(out)
         self.seconds["reference"] += time.perf_counter() - started
         return result
@@ -219,15 +220,25 @@ class HostReference:
 
     def __call__(self, ops: Operands, form: HopperForm) -> np.ndarray:
         """As `GpuReference`, computed on the CPU."""
+        return self.compared(ops, form, None)[0]
+
+    def compared(self, ops: Operands, form: HopperForm, observed: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """The checker's words, and per program the count of words in which `observed` (the
+        tensor core's words, shaped as the checker's) differs from them, as the kernel counts them
+        (zeros without `observed`)."""
         import ctypes
 
         table, bits = word_table(form)
         arrays = [np.ascontiguousarray(x) for x in (ops.parameters, ops.words, table)]
         parameters, words, table_at = (ctypes.c_void_p(x.ctypes.data) for x in arrays)
         out = np.empty((ops.shape[0], form.threads, form.words_out), np.uint32)
+        differing = np.zeros(ops.shape[0], np.uint32)
+        seen = None if observed is None else np.ascontiguousarray(observed, np.uint32)
         p, m, n, b_k, b_at, c_at, columns_at, sparse, per_program, per_word, bits = _scalars(ops, table, bits)
         u32, u64 = ctypes.c_uint32, ctypes.c_uint64
         self.library.reference_products(parameters, u32(p), u32(m), u32(n), words, u32(b_k), u64(b_at), u64(c_at),
                                         u64(columns_at), u32(sparse), table_at, u32(per_program), u32(per_word),
-                                        u32(bits), ctypes.c_void_p(out.ctypes.data))
-        return out
+                                        u32(bits), ctypes.c_void_p(out.ctypes.data),
+                                        None if seen is None else ctypes.c_void_p(seen.ctypes.data),
+                                        ctypes.c_void_p(differing.ctypes.data))
+        return out, differing

@@ -8,10 +8,10 @@ every N-th program of the chunk, rebuilt on the host from its tile (the sample),
 kernel form the tables that say where each byte of a data set comes from, packed into one buffer
 (`stream_group`). The GPU worker (`GpuStream`) draws every program's shared-memory image and
 registers (`stream_words`, `stream_metadata`), reads A, B and C out of them as the layout tables
-place them (`stream_operand`, `stream_columns`; imm-scale and scale-d applied by
-`operand_masks`), runs the tensor core's kernel and the integer checker on them, and counts the
-words in which the two differ (`differing_words`), all queued on its stream so that it prepares
-the next launch while this one runs. Three checks keep it honest: the sampled programs' images
+place them, imm-scale and scale-d applied (`stream_operand`, `stream_columns`), runs the tensor
+core's kernel and the integer checker on them, the checker counting the words in which the two
+differ (`reference_products`), all queued on its stream so that it prepares the next launch while
+this one runs. Three checks keep it honest: the sampled programs' images
 and registers the GPU drew must equal the host's rebuild byte for byte (`drawn_differently`),
 the checker's D of the sample must equal the model's (`checker_differs`), and a program whose D
 differs is rebuilt and judged by the oracle as `run` judges it. `host_draw` and `stream_result`
@@ -29,7 +29,7 @@ import numpy as np
 from conformance.core.instructions import MmaSp, WgmmaMma
 from conformance.core.isa.mma import TYPE_BITS
 from conformance.core.program import Program
-from conformance.tools.campaign_checker import DeviceConstants, Operands, word_table
+from conformance.tools.campaign_checker import Operands, word_table
 from conformance.tools.numerics_gpucheck import THREADS, grid_for
 from device.hopper_batch import control_records, pack, pack_d, register_bytes, unpack_d
 from device.ptx.kernels import HopperForm
@@ -74,12 +74,14 @@ class StreamGroup:
     `layout`: name -> (offset, shape, dtype)): the tiles, each instruction's image table
     (`image_words` rows each) and where each program's starts, A's and B's byte addresses per
     instruction (absent for an operand in registers), each program's control record and operand
-    masks (xor A, xor B, and C: imm-scale and scale-d), the sample's positions, and zeros for the
-    counts; the form's register table and the word table the checker writes D by
-    (`campaign_checker.word_table`), made by the producer so that a GPU worker meeting a form
-    for the first time need not; the checker's parameters, the shapes (M, N, K stored, K of B)
-    and element bytes, and the sample: positions, the model's D packed as the kernel stores D,
-    and the images and registers the host rebuilt for them."""
+    masks (xor A, xor B, and C: imm-scale and scale-d), the sample's positions, zeros for the
+    counts, and the constants every kernel of the launch reads: the stream's parameters and exact
+    tables, the checker's parameters, the form's register table, the word table the checker writes
+    D by (`campaign_checker.word_table`) and a sparse form's metadata cells, all made by the
+    producer so that a GPU worker keeps nothing per form and copies nothing else; the checker's
+    parameters, the shapes (M, N, K stored, K of B) and element bytes, and the sample: positions,
+    the model's D packed as the kernel stores D, and the images and registers the host rebuilt
+    for them."""
 
     text: str
     cubin: bytes
@@ -88,8 +90,6 @@ class StreamGroup:
     inputs: np.ndarray
     layout: dict[str, tuple[int, tuple[int, ...], str]]
     image_words: int
-    register_table: np.ndarray
-    word_table: np.ndarray
     word_bits: int
     parameters: np.ndarray
     shape: tuple[int, int, int, int]
@@ -123,6 +123,14 @@ class StreamGroup:
     @property
     def image_tables(self) -> np.ndarray:
         return self.table("image_tables")
+
+    @property
+    def register_table(self) -> np.ndarray:
+        return self.table("register_table")
+
+    @property
+    def word_table(self) -> np.ndarray:
+        return self.table("word_table")
 
     @property
     def a_addresses(self) -> np.ndarray | None:
@@ -205,19 +213,26 @@ def stream_group(text: str, cubin: bytes, form: HopperForm, source: StreamProgra
         images[:, :batch.images.shape[1]] = batch.images
         registers = batch.registers
     ops = [source.ops[i] for i in source.instruction_of.tolist()]
-    p = len(source)
+    p, spec, md = len(source), source.spec, first.metadata
+    table, bits = word_table(form)
     inputs = {"tiles": source.tiles, "table_at": (source.instruction_of * words).astype(np.uint32),
               "image_tables": tables.reshape(-1, 4), "register_at": np.zeros(p, np.uint32),
               "differing": np.zeros(p, np.uint32), "control": control_records(ops),
-              "sample": positions.astype(np.uint32), "masks": np.ascontiguousarray(operand_masks(ops).T)}
+              "sample": positions.astype(np.uint32), "masks": np.ascontiguousarray(operand_masks(ops).T),
+              "params_a": spec.params_a, "params_b": spec.params_b,
+              "exact_codes": spec.exact_codes if spec.exact_codes.size else np.zeros(1, np.uint32),
+              "exact_lengths": spec.exact_lengths, "parameters": parameters, "register_table": register_table(form),
+              "word_table": table}
+    if md is not None:
+        inputs |= {"cells": md.cells, "selected": md.selected.astype(np.uint8)}
     for name in ("a", "b"):
         operand = addresses(f"{name}_addresses")
         if operand is not None:
             inputs[f"{name}_addresses"] = operand
             inputs[f"{name}_at"] = (source.instruction_of * (len(operand) // len(layouts))).astype(np.uint32)
     blob, layout = packed(inputs)
-    return StreamGroup(text, cubin, form, source, blob, layout, words, register_table(form), *word_table(form),
-                       parameters, (m, n, k, k_b), first.element_bytes, first.metadata, positions,
+    return StreamGroup(text, cubin, form, source, blob, layout, words, bits,
+                       parameters, (m, n, k, k_b), first.element_bytes, md, positions,
                        pack_d(form, sample_d) if positions.size else np.zeros((0, form.threads, form.words_out), np.uint32),
                        images, registers, *labels)
 
@@ -271,7 +286,7 @@ def checker_differs(group: StreamGroup, result: StreamResult, label: str) -> str
 
 
 def _host_operands(group: StreamGroup, images: np.ndarray) -> np.ndarray:
-    """The operand buffer the GPU's `stream_operand`, `stream_columns` and `operand_masks` write,
+    """The operand buffer the GPU's `stream_operand` and `stream_columns` write,
     computed with the numpy twin (A, B, C, then a sparse A's logical columns as bytes)."""
     src, spec = group.source, group.source.spec
     m, n, k, k_b = group.shape
@@ -318,26 +333,28 @@ def host_draw(group: StreamGroup) -> tuple[np.ndarray, np.ndarray, Operands]:
 def stream_result(group: StreamGroup, images: np.ndarray, registers: np.ndarray, expected: np.ndarray,
                   words: np.ndarray) -> StreamResult:
     """The result of a group drawn on the host (`host_draw`): the checker's words `expected` and the
-    tensor core's `words` compared as `differing_words` compares them on the GPU."""
+    tensor core's `words` compared as `reference_products` compares them on the GPU."""
     differing = (words != expected).reshape(len(words), -1).sum(axis=1).astype(np.uint32)
     flagged = np.flatnonzero(differing)
     return StreamResult(differing, expected[group.sample], images[group.sample], registers[group.sample], flagged,
                         words[flagged])
 
 
-STREAM_KERNELS = ("stream_words", "stream_metadata", "stream_columns", "stream_operand", "operand_masks",
-                  "reference_products", "differing_words", "copy_rows")
+STREAM_KERNELS = ("stream_words", "stream_metadata", "stream_columns", "stream_operand", "reference_products",
+                  "sample_rows")
 
 
 @dataclass
 class Pending:
     """A stream launch queued on the GPU: its group, the device arrays it uses (kept alive until it
-    is collected), the page-locked buffer its results come back to, their layout (words of the
-    counts and of each sampled array's rows), and its timing events."""
+    is collected), the page-locked buffer its inputs went out from and its results come back to
+    (after the `sent` bytes of inputs), their layout (words of the counts and of each sampled
+    array's rows), and its timing events."""
 
     group: StreamGroup
     arrays: dict
     pinned: object
+    sent: int
     layout: list[int]
     events: tuple
 
@@ -352,8 +369,7 @@ class GpuStream:
     def __init__(self, gpu, module, seconds: Counter):
         self.gpu, self.seconds = gpu, seconds
         self.kernels = {name: module.get_kernel(name) for name in STREAM_KERNELS}
-        self.constant = DeviceConstants(gpu)  # register and word tables, parameters, the stream's spec
-        self.pinned: list = []  # page-locked buffers free for the next launches' results
+        self.pinned: list = []  # page-locked buffers free for the next launches' inputs and results
 
     def run(self, name: str, work: int, *args) -> None:
         self.gpu.launch(self.kernels[name], grid_for(work), THREADS, 0, *args)
@@ -367,100 +383,94 @@ class GpuStream:
             chosen = min(fits, key=lambda b: b.array.nbytes)
             self.pinned.remove(chosen)
             return chosen
-        return Pinned(max(nbytes, 1 << 16))
+        return Pinned(max(nbytes, 1 << 18))
 
     def __call__(self, group: StreamGroup, tensor_kernel) -> StreamResult:
         return self.collect(self.submit(group, tensor_kernel))
 
     def submit(self, group: StreamGroup, tensor_kernel) -> Pending:
-        """Queue a group's whole launch on the GPU's stream: the tables' copy, the drawing, the
-        tensor core, the checker, the comparison, and the copies back of the counts and the sample."""
-        gpu, src, form = self.gpu, group.source, group.form
-        spec, p, md = src.spec, group.programs, group.metadata
+        """Queue a group's whole launch on the GPU's stream: the inputs' copy (from page-locked
+        memory, so that it does not wait), the drawing, the tensor core, the checker with the
+        comparison, and the copies back of the counts and the sample."""
+        gpu, form, md = self.gpu, group.form, group.metadata
+        p, count = group.programs, len(group.sample)
         m, n, k, k_b = group.shape
         b_at, c_at, columns_at = group.offsets
         u32, u64 = np.uint32, np.uint64
+        words_in, words_out = form.threads * form.words_in, form.threads * form.words_out
+        sizes = [words_out, group.image_words, words_in]  # a sampled program's words of expected, images, registers
+        sent = group.inputs.nbytes
+        staged = self.buffer(sent + 4 * (p + count * sum(sizes)))
+        arrays = allocated(gpu, {"inputs": ((sent,), np.uint8), "images": ((p, group.image_words), np.uint32),
+                                 "registers": ((p, form.threads, form.words_in), np.uint32),
+                                 "operands": ((group.operand_words,), np.uint32),
+                                 "out": ((p, form.threads, form.words_out), np.uint32),
+                                 "expected": ((p, form.threads, form.words_out), np.uint32),
+                                 "gathered": ((max(1, count * sum(sizes)),), np.uint32)})
+        images, registers, operands = arrays["images"], arrays["registers"], arrays["operands"]
         start = gpu.record()
-        whole = gpu.to_device_async(group.inputs)  # every table in one copy
+        np.copyto(staged.array[:sent], group.inputs)
+        whole = gpu.to_device_async(staged.array[:sent], arrays["inputs"])  # every table and constant in one copy
         inputs = {name: whole.view(at, shape, dtype) for name, (at, shape, dtype) in group.layout.items()}
-        masks = group.masks
-        masked = [which for which in range(3) if (masks[:, which] != (0xFFFFFFFF if which == 2 else 0)).any()]
-        words_in = form.threads * form.words_in
-        outputs = allocated(gpu, {"images": ((p, group.image_words), np.uint32),
-                                  "registers": ((p, form.threads, form.words_in), np.uint32),
-                                  "operands": ((group.operand_words,), np.uint32),
-                                  "out": ((p, form.threads, form.words_out), np.uint32),
-                                  "expected": ((p, form.threads, form.words_out), np.uint32)})
-        images, registers, operands = outputs["images"], outputs["registers"], outputs["operands"]
-        stream = (self.constant(spec.params_a), self.constant(spec.params_b), u32(spec.exact),
-                  self.constant(spec.exact_codes if spec.exact_codes.size else np.zeros(1, np.uint32)),
-                  self.constant(spec.exact_lengths))
+        stream = (inputs["params_a"], inputs["params_b"], u32(group.source.spec.exact), inputs["exact_codes"],
+                  inputs["exact_lengths"])
         tiles = inputs["tiles"]
         self.run("stream_words", p * group.image_words, *stream, u32(p), tiles, inputs["table_at"], inputs["image_tables"],
                  u32(group.image_words), images)
-        self.run("stream_words", p * words_in, *stream, u32(p), tiles, inputs["register_at"],
-                 self.constant(group.register_table, ("registers", group.text)), u32(words_in), registers)
+        self.run("stream_words", p * words_in, *stream, u32(p), tiles, inputs["register_at"], inputs["register_table"],
+                 u32(words_in), registers)
         if md is not None:
-            self.run("stream_metadata", p * len(md.cells), stream[0], u32(p), tiles, u32(len(md.cells)),
-                     self.constant(md.cells, ("cells", group.text)), u32(md.cells.shape[1]),
-                     self.constant(md.selected.astype(np.uint8), ("selected", group.text)),
-                     u32(md.field_bits), u32(md.k), registers, u32(words_in), u32(form.words_in), u32(form.words_in - 1))
-        for op, name, at, rows, cols, width in ((so.OP_A, "a", 0, m, k, group.element_bytes[0]),
-                                                (so.OP_B, "b", b_at, n, k_b, group.element_bytes[1]),
-                                                (so.OP_C, "c", c_at, m, n, 4)):
-            source = ((images.pointer(), u64(group.image_bytes), inputs[f"{name}_at"], inputs[f"{name}_addresses"])
+            self.run("stream_metadata", p * len(md.cells), stream[0], u32(p), tiles, u32(len(md.cells)), inputs["cells"],
+                     u32(md.cells.shape[1]), inputs["selected"], u32(md.field_bits), u32(md.k), registers,
+                     u32(words_in), u32(form.words_in), u32(form.words_in - 1))
+        masks = group.masks
+        for which, (op, name, at, rows, cols, width) in enumerate(((so.OP_A, "a", 0, m, k, group.element_bytes[0]),
+                                                                   (so.OP_B, "b", b_at, n, k_b, group.element_bytes[1]),
+                                                                   (so.OP_C, "c", c_at, m, n, 4))):
+            source = ((images, u64(group.image_bytes), inputs[f"{name}_at"], inputs[f"{name}_addresses"])
                       if f"{name}_addresses" in inputs else (u64(0), u64(0), u64(0), u64(0)))
+            unchanged = 0xFFFFFFFF if which == 2 else 0  # the mask that changes nothing
+            mask = inputs["masks"].pointer(4 * p * which) if (masks[:, which] != unchanged).any() else u64(0)
             self.run("stream_operand", p * rows * cols, *stream, u32(op), u32(p), tiles, u32(rows), u32(cols), *source,
-                     u32(width), operands.pointer(4 * at))
+                     u32(width), mask, u32(which == 2), operands.pointer(4 * at))
         if md is not None:
             self.run("stream_columns", p * m * k, stream[0], u32(p), tiles, u32(m), u32(k), u32(md.field_bits),
                      operands.pointer(4 * columns_at))
-        for which in masked:
-            at, per = ((0, m * k), (b_at, n * k_b), (c_at, m * n))[which]
-            self.run("operand_masks", p * per, u32(p), u32(per), operands.pointer(4 * at),
-                     inputs["masks"].pointer(4 * p * which), u32(which == 2))
         drawn = gpu.record()
-        out, expected = outputs["out"], outputs["expected"]
+        out, expected = arrays["out"], arrays["expected"]
         gpu.launch(tensor_kernel, p, form.threads, group.image_bytes, images, inputs["control"], registers, out,
                    u32(group.image_bytes))
         launched = gpu.record()
-        table, bits = group.word_table, group.word_bits
-        self.run("reference_products", p * table.shape[0], self.constant(group.parameters), u32(p), u32(m), u32(n),
-                 operands, u32(k_b), u64(b_at), u64(c_at), u64(columns_at), u32(md is not None),
-                 self.constant(table, ("words", group.text)),
-                 u32(table.shape[0]), u32(table.shape[1]), u32(bits), expected)
-        per_program = form.threads * form.words_out
-        self.run("differing_words", p * per_program, u32(p), u32(per_program), out, expected, inputs["differing"])
+        table = group.word_table
+        self.run("reference_products", p * table.shape[0], inputs["parameters"], u32(p), u32(m), u32(n), operands,
+                 u32(k_b), u64(b_at), u64(c_at), u64(columns_at), u32(md is not None), inputs["word_table"],
+                 u32(table.shape[0]), u32(table.shape[1]), u32(group.word_bits), expected, out, inputs["differing"])
         checked = gpu.record()
-        count = len(group.sample)
-        sampled = (expected, images, registers)
-        sizes = [int(np.prod(a.shape[1:])) for a in sampled]
-        gathered = gpu.empty((max(1, count * sum(sizes)),), np.uint32)
-        at = 0
-        for a, size in zip(sampled, sizes):
-            if count:
-                self.run("copy_rows", count * size, a, u32(size), inputs["sample"], u32(count), gathered.pointer(4 * at))
-            at += count * size
-        pinned = self.buffer(4 * (p + at))
-        gpu.to_host_async(inputs["differing"], pinned.array[:4 * p])
-        if at:
-            gpu.to_host_async(gathered, pinned.array[4 * p:4 * (p + at)])
+        gathered = arrays["gathered"]
+        if count:
+            self.run("sample_rows", count * sum(sizes), inputs["sample"], u32(count), expected, u32(sizes[0]), images,
+                     u32(sizes[1]), registers, u32(sizes[2]), gathered)
+        results = staged.array[sent:]
+        gpu.to_host_async(inputs["differing"], results[:4 * p])
+        if count:
+            gpu.to_host_async(gathered, results[4 * p:4 * (p + count * sum(sizes))])
         done = gpu.record()
-        return Pending(group, {**inputs, **outputs, "gathered": gathered}, pinned, [p] + [count * x for x in sizes],
-                       (start, drawn, launched, checked, done))
+        return Pending(group, arrays, staged, sent, [p] + [count * x for x in sizes], (start, drawn, launched, checked, done))
 
     def collect(self, pending: Pending) -> StreamResult:
         """Wait for a queued launch and read its results: the counts, the sample's rows, and the
         tensor core's words of any program whose words differ (copied then)."""
         start, drawn, launched, checked, done = pending.events
         done.sync()
-        words = pending.pinned.array[:4 * sum(pending.layout)].view(np.uint32).copy()
+        words = pending.pinned.array[pending.sent:pending.sent + 4 * sum(pending.layout)].view(np.uint32).copy()
         self.pinned.append(pending.pinned)
-        count = len(pending.group.sample)
+        group = pending.group
+        count, form = len(group.sample), group.form
         parts = np.split(words, np.cumsum(pending.layout)[:-1])
         counts = parts[0]
-        expected, images, registers = (part.reshape((count,) + tuple(pending.arrays[name].shape[1:]))
-                                       for part, name in zip(parts[1:], ("expected", "images", "registers")))
+        expected, images, registers = (part.reshape((count,) + shape) for part, shape in
+                                       zip(parts[1:], ((form.threads, form.words_out), (group.image_words,),
+                                                       (form.threads, form.words_in))))
         flagged = np.flatnonzero(counts)
         out = pending.arrays["out"]
         flagged_words = (self.gpu.to_host_rows(out, flagged) if flagged.size  # waits for every queued launch: rare

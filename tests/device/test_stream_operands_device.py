@@ -1,4 +1,4 @@
-"""Stream data sets on a GPU: the `stream_*` kernels and `differing_words`, compiled by NVRTC, draw
+"""Stream data sets on a GPU: the `stream_*` kernels and `sample_rows`, compiled by NVRTC, draw
 exactly what their numpy twin draws (the cases of tests/test_stream_operands.py, launched as many
 blocks of many threads)."""
 
@@ -34,4 +34,5 @@ def test_kernels_draw_what_the_twin_draws(run, formats, inputs):
         cases.check_columns(run, s, field_bits)
     for element_bytes in (1, 2, 4):
         cases.check_operand_images(run, s, element_bytes)
-    cases.check_differing_words(run)
+    cases.check_operand_masks(run, s)
+    cases.check_sample_rows(run)
