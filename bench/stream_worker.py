@@ -7,9 +7,11 @@ process on all of them, `--repeat` times, each time with a fresh launcher (as a 
 and prints one JSON object: per pass, the worker's wall seconds from its first order to its last
 report, the GPU's busy seconds (the launcher's event-timed stages), their ratio, and the
 worker's stage seconds. With `--profile FILE` a last pass runs under cProfile and its 40
-costliest functions (own time) are written to FILE.
+costliest functions (own time) are written to FILE. With `--keep-launcher` the passes share one
+launcher, so that only the first loads the kernel forms' modules.
 
-    python bench/stream_worker.py --chunks 60 [--data-sets 32] [--seed 9301] [--repeat 2] [--profile FILE]
+    python bench/stream_worker.py --chunks 60 [--data-sets 256] [--cross-check-every 512] [--seed 9301] [--repeat 2]
+        [--profile FILE]
 
 Needs an sm_90a GPU (the launcher is the campaign's GPU launcher).
 """
@@ -31,6 +33,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from conformance.cli.campaign import CROSS_CHECK_EVERY, DATA_SETS  # noqa: E402
 from conformance.tools import campaign as c  # noqa: E402
 from conformance.tools.stages import Stages  # noqa: E402
 from device.kernel_cache import KernelCache  # noqa: E402
@@ -39,7 +42,7 @@ from device.kernel_cache import KernelCache  # noqa: E402
 def settings_for(args: argparse.Namespace, cache_dir: str) -> c.Settings:
     chunk = c.chunk_programs_for(c.GPU_DRAW, args.data_sets)
     return c.Settings(programs=args.chunks * chunk, seed=args.seed, data_sets=args.data_sets, cache_dir=cache_dir,
-                      chunk=chunk, numerics=c.CHECKER, draw=c.GPU_DRAW)
+                      chunk=chunk, numerics=c.CHECKER, draw=c.GPU_DRAW, cross_check_every=args.cross_check_every)
 
 
 def prepare(job: tuple[int, c.Settings, str]) -> tuple[int, int]:
@@ -50,6 +53,17 @@ def prepare(job: tuple[int, c.Settings, str]) -> tuple[int, int]:
     c.write_pickle(programs, details)
     c.write_pickle(launches, prepared)
     return chunk, len(prepared["groups"])
+
+
+KEPT: dict[int, object] = {}
+
+
+def kept_launcher(index: int):
+    """The campaign's GPU launcher, made once and kept across passes (`--keep-launcher`): a later
+    pass finds every kernel form of the chunks already loaded."""
+    if index not in KEPT:
+        KEPT[index] = c.GpuLauncher(index)
+    return KEPT[index]
 
 
 class Reports:
@@ -66,7 +80,7 @@ def one_pass(settings: c.Settings, spool: str, chunks: list[int], launcher: str)
     """The worker over every prepared chunk, from a fresh launcher: its figures."""
     orders: queue.Queue = queue.Queue()
     for token, chunk in enumerate(chunks):
-        orders.put((token, c.spool_files(spool, chunk), set()))
+        orders.put((token, c.spool_files(spool, chunk), frozenset(), False))  # as the main process orders it
     orders.put(None)
     pipe, progress = Reports(), [0, 0, 0.0]
     started = time.perf_counter()
@@ -96,15 +110,20 @@ def one_pass(settings: c.Settings, spool: str, chunks: list[int], launcher: str)
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chunks", type=int, default=60)
-    parser.add_argument("--data-sets", type=int, default=c.DEFAULT_DATA_SETS)
+    parser.add_argument("--data-sets", type=int, default=DATA_SETS["gpu"])
+    parser.add_argument("--cross-check-every", type=int, default=CROSS_CHECK_EVERY["gpu"])
     parser.add_argument("--seed", type=int, default=9301)
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--launcher", default=c.GPU_LAUNCHER, help="the worker's launcher (host-only: no GPU, to try the bench)")
+    parser.add_argument("--keep-launcher", action="store_true",
+                        help="keep the launcher (its loaded kernels) across passes: a later pass loads no module")
     parser.add_argument("--profile", help="also run a pass under cProfile and write its costliest functions here")
     args = parser.parse_args()
     spool = tempfile.mkdtemp(prefix="stream-worker-")
     cache_dir = os.environ.get("TCGEN05_CACHE") or tempfile.mkdtemp(prefix="stream-worker-cache-")
     settings = settings_for(args, cache_dir)
+    if args.keep_launcher:
+        args.launcher = "bench.stream_worker:kept_launcher"
     began = time.perf_counter()
     with ProcessPoolExecutor() as pool:
         prepared = dict(pool.map(prepare, [(k, settings, spool) for k in settings.chunks()]))

@@ -27,9 +27,14 @@ The operand stream and the checker are C headers of other floors (`generators/nu
 
 from __future__ import annotations
 
+import re
+
+from device.kernel_jobs import JobKernel, parameters
+
 RECORD_WORDS = 5  # a mismatch record: tile low word, tile high word, element m * N + n, silicon, checker
 
 KERNELS = r"""
+#define JOB_KERNEL __device__ inline  // launched over a table of jobs: device.kernel_jobs
 // Stream data sets (the numpy twin: generators/stream_operands.py). so_code draws element (row, col)
 // of operand op (0 A, 1 B, 2 C) of a tile: ns_code, or with `exact` a code of the operand's table
 // (A's, B's and C's concatenated in exact_codes, their lengths in exact_lengths) picked by the
@@ -134,7 +139,7 @@ extern "C" __global__ void check_tiles(const long long* checker, const ns_u64* s
   atomicAdd(&counters[0], checked);
 }
 
-extern "C" __global__ void reference_products(const long long* checker, unsigned products, unsigned rows, unsigned cols,
+JOB_KERNEL void reference_products(const long long* checker, unsigned products, unsigned rows, unsigned cols,
                                               const unsigned* operands, unsigned b_k, ns_u64 b_at, ns_u64 c_at,
                                               ns_u64 columns_at, unsigned sparse, const int* word_elements,
                                               unsigned words, unsigned per_word, unsigned bits, unsigned* out,
@@ -169,7 +174,7 @@ extern "C" __global__ void reference_products(const long long* checker, unsigned
     if (observed != nullptr && observed[i] != word) atomicAdd(&differing[p], 1u);
   }
 }
-extern "C" __global__ void stream_words(const ns_u64* params_a, const ns_u64* params_b, unsigned exact,
+JOB_KERNEL void stream_words(const ns_u64* params_a, const ns_u64* params_b, unsigned exact,
                                         const unsigned* exact_codes, const unsigned* exact_lengths, unsigned programs,
                                         const ns_u64* tiles, const unsigned* table_at, const int* tables, unsigned words,
                                         unsigned* out) {
@@ -183,7 +188,7 @@ extern "C" __global__ void stream_words(const ns_u64* params_a, const ns_u64* pa
   }
 }
 
-extern "C" __global__ void stream_metadata(const ns_u64* params_a, unsigned programs, const ns_u64* tiles, unsigned threads,
+JOB_KERNEL void stream_metadata(const ns_u64* params_a, unsigned programs, const ns_u64* tiles, unsigned threads,
                                            const int* cells, unsigned values, const unsigned char* selected,
                                            unsigned field_bits, unsigned k_logical, unsigned* out, unsigned program_stride,
                                            unsigned thread_stride, unsigned offset) {
@@ -206,7 +211,7 @@ extern "C" __global__ void stream_metadata(const ns_u64* params_a, unsigned prog
   }
 }
 
-extern "C" __global__ void stream_columns(const ns_u64* params_a, unsigned programs, const ns_u64* tiles, unsigned rows,
+JOB_KERNEL void stream_columns(const ns_u64* params_a, unsigned programs, const ns_u64* tiles, unsigned rows,
                                           unsigned k_stored, unsigned field_bits, unsigned char* out) {
   ns_params a = ns_from_array(params_a);
   ns_u64 total = (ns_u64)programs * rows * k_stored;
@@ -219,7 +224,7 @@ extern "C" __global__ void stream_columns(const ns_u64* params_a, unsigned progr
   }
 }
 
-extern "C" __global__ void stream_operand(const ns_u64* params_a, const ns_u64* params_b, unsigned exact,
+JOB_KERNEL void stream_operand(const ns_u64* params_a, const ns_u64* params_b, unsigned exact,
                                           const unsigned* exact_codes, const unsigned* exact_lengths, unsigned op,
                                           unsigned programs, const ns_u64* tiles, unsigned rows, unsigned cols,
                                           const unsigned char* images, ns_u64 image_bytes, const unsigned* address_at,
@@ -243,7 +248,7 @@ extern "C" __global__ void stream_operand(const ns_u64* params_a, const ns_u64* 
   }
 }
 
-extern "C" __global__ void sample_rows(const unsigned* rows, unsigned count, const unsigned* first, unsigned first_words,
+JOB_KERNEL void sample_rows(const unsigned* rows, unsigned count, const unsigned* first, unsigned first_words,
                                        const unsigned* second, unsigned second_words, const unsigned* third,
                                        unsigned third_words, unsigned* out) {
   // rows `rows` of three arrays [*, first_words], [*, second_words], [*, third_words], the first's
@@ -265,10 +270,21 @@ extern "C" __global__ void sample_rows(const unsigned* rows, unsigned count, con
 """
 
 
+def _job_kernels() -> dict[str, JobKernel]:
+    """The JOB_KERNEL functions of KERNELS, by name, their parameters read from their definitions."""
+    found = re.findall(r"JOB_KERNEL void (\w+)\(([^)]*)\)", KERNELS)
+    return {name: JobKernel(name, parameters(signature)) for name, signature in found}
+
+
+JOB_KERNELS = _job_kernels()
+
+
 def source(stream_header: str, checker_header: str) -> str:
-    """The whole CUDA translation unit: both headers (as device and host code), then the kernels."""
+    """The whole CUDA translation unit: both headers (as device and host code), the kernels, and the
+    kernel that runs each JOB_KERNEL over a table of jobs (`device.kernel_jobs`)."""
+    jobs = "".join(kernel.source() for kernel in JOB_KERNELS.values())
     return ("#define NS_HD __host__ __device__\n#define CK_HD __host__ __device__\n"
-            f"{stream_header}\n{checker_header}\n{KERNELS}")
+            f"{stream_header}\n{checker_header}\n{KERNELS}\n{jobs}")
 
 
 #: Definitions that make `source` a host C++ program (g++): every kernel launched as one block of

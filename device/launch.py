@@ -215,10 +215,12 @@ class Gpu:
         """A timing event recorded on this GPU's stream (`later - earlier` is milliseconds)."""
         return self.stream.record(options=self._core[2])
 
-    def launch(self, kernel, grid: int, block: int, shared_bytes: int, *args, cluster: int | None = None) -> None:
-        """Launch `grid` CTAs of `block` threads on this GPU's stream, in clusters of `cluster`
-        CTAs when given (`grid` a multiple of it); DeviceArray arguments pass their buffers. Above
-        48 KiB of dynamic shared memory the kernel's limit is raised to `shared_bytes` first."""
+    def launch(self, kernel, grid: int | tuple[int, int], block: int, shared_bytes: int, *args,
+               cluster: int | None = None) -> None:
+        """Launch `grid` CTAs (x, or (x, y)) of `block` threads on this GPU's stream, in clusters of
+        `cluster` CTAs when given (`grid` a multiple of it); DeviceArray arguments pass their
+        addresses. Above 48 KiB of dynamic shared memory the kernel's limit is raised to
+        `shared_bytes` first."""
         if cluster and grid % cluster:
             raise ValueError(f"a grid of {grid} CTAs is not a whole number of clusters of {cluster}")
         if shared_bytes > DEFAULT_SHARED_LIMIT:

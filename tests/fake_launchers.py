@@ -2,31 +2,55 @@
 campaign as `tests.fake_launchers:<factory>` and made in the worker processes it spawns.
 
 Each returns the words a GPU computing exactly the expected D would store (the host-only
-launcher's), except where it is told to go wrong: once per run, on the first launch a worker of
-the given index runs, it raises as a CUDA error does, exits as a crashing process does, sleeps
-as a hanging kernel does, or flips one D bit. "Once per run" is a marker file in the folder
-named by $FAKE_LAUNCHER_MARKERS, created with O_EXCL by the first process that misbehaves, so a
-restarted worker behaves. `WrongChecker` stands in for an integer checker that is wrong where
-the tensor core is right."""
+launcher's), except where it is told to go wrong: the first launch group a worker of the given
+index runs in a run raises as a CUDA error does, exits as a crashing process does, or sleeps as a
+hanging kernel does, and does so again wherever that group runs again, as a faulting kernel
+would (so a batch that fails is narrowed down to it); or it flips one D bit, once. The group is
+named in a marker file in the folder named by $FAKE_LAUNCHER_MARKERS, created with O_EXCL by
+the first process that misbehaves, so other groups, and a restarted worker's, behave.
+`WrongChecker` stands in for an integer checker that is wrong where the tensor core is right."""
 
 from __future__ import annotations
 
+import hashlib
 import os
+import pickle
 import time
 
 from conformance.tools.campaign import HostOnlyLauncher
+from conformance.tools.campaign_stream import StreamGroup
 
 MARKERS = "FAKE_LAUNCHER_MARKERS"
 CUDA_FAULT = "CUDA driver error CUDA_ERROR_ILLEGAL_INSTRUCTION"
 
 
-def _first(what: str) -> bool:
-    """True for the first process of the run that asks about `what`."""
+def _first(what: str, group: str) -> bool:
+    """True for the first process of the run that asks about `what`, which names `group` for it."""
     try:
-        os.close(os.open(os.path.join(os.environ[MARKERS], what), os.O_CREAT | os.O_EXCL))
+        marker = os.open(os.path.join(os.environ[MARKERS], what), os.O_CREAT | os.O_EXCL | os.O_WRONLY)
     except FileExistsError:
         return False
+    os.write(marker, group.encode())
+    os.close(marker)
     return True
+
+
+def _named(group: str) -> str | None:
+    """How `group` misbehaves, if a marker named it (a flip happens once only: None)."""
+    folder = os.environ[MARKERS]
+    for name in os.listdir(folder):
+        how = name.split("-")[0]
+        if how in ("raise", "exit", "hang"):  # the folder may hold other things: a test's tmp_path
+            with open(os.path.join(folder, name), encoding="utf-8") as f:
+                if f.read() == group:
+                    return how
+    return None
+
+
+def identity(group) -> str:
+    """A launch group, named across processes: its programs' stream tiles, or its packed inputs."""
+    data = group.source.tiles if isinstance(group, StreamGroup) else group.batch
+    return hashlib.sha1(pickle.dumps(data)).hexdigest()
 
 
 class Misbehaving(HostOnlyLauncher):
@@ -38,23 +62,27 @@ class Misbehaving(HostOnlyLauncher):
         self.name = f"stand-in GPU {index}"
 
     def launch(self, group):
-        return self.misbehave(super().launch(group))
+        return self.misbehave(group, super().launch(group))
 
     def stream_launch(self, group, expected):
-        return self.misbehave(super().stream_launch(group, expected))
+        return self.misbehave(group, super().stream_launch(group, expected))
 
-    def misbehave(self, words):
+    def misbehave(self, group, words):
         self.launches += 1
-        if self.index != self.target or self.launches != 1 or not _first(f"{self.how}-{self.index}"):
+        name = identity(group)
+        first = self.index == self.target and self.launches == 1 and _first(f"{self.how}-{self.index}", name)
+        if self.how == "flip":
+            if first:
+                words = words.copy()
+                words.flat[5] ^= 1
             return words
-        if self.how == "raise":
+        how = self.how if first else _named(name)
+        if how == "raise":
             raise RuntimeError(CUDA_FAULT)
-        if self.how == "exit":
+        if how == "exit":
             os._exit(3)
-        if self.how == "hang":
+        if how == "hang":
             time.sleep(3600)
-        words = words.copy()
-        words.flat[5] ^= 1
         return words
 
 

@@ -7,8 +7,10 @@ equal; tests/device/ runs the kernels on a GPU)."""
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import io
+import json
 import shutil
 
 import numpy as np
@@ -22,8 +24,12 @@ from conformance.core.layouts.smem import element_bit_addresses, storage_for
 from conformance.core.program import load
 from conformance.harness.judge import profile_for
 from conformance.tools import campaign as tool
-from conformance.tools.campaign_stream import StreamPrograms, host_draw, stream_group, stream_parameters
+from conformance.tools.campaign_stream import (
+    StreamPrograms, fill_arena, host_draw, returned, stream_group, stream_parameters,
+)
+from conformance.tools.numerics_gpucheck import checker_kernels_source
 from conformance.tools.stages import Stages
+from device.check_kernels import host_library
 from device.hopper_batch import pack
 from device.kernel_cache import KernelCache
 from device.ptx.kernels import hopper_form, hopper_kernel
@@ -189,6 +195,35 @@ def test_a_wrong_checker_stops_a_stream_run(settings, launcher, message):
         run(dataclasses.replace(settings, cross_check_every=4), f"tests.fake_launchers:{launcher}")
 
 
+@needs_run
+def test_a_chunks_batch_draws_and_checks_every_group_through_the_cpu_build(settings, tmp_path):
+    """A chunk's launch plan (`stream_batch`: one arena, a table of jobs per kernel) run through the
+    g++ build of the job kernels, as the GPU runs it but for the tensor core: every program is
+    sampled, and each one's image and registers equal the host's rebuild, the checker's D equals
+    the model's, and (the tensor core's words left zero) its count of differing words is the
+    number of its nonzero checker words."""
+    settings = dataclasses.replace(settings, cross_check_every=1)
+    cache = KernelCache(settings.cache_dir)
+    library = host_library(checker_kernels_source(), str(tmp_path / "kernels-cpu"))
+    checked = 0
+    for c in settings.chunks():
+        prepared, _ = tool.prepare_stream(c, settings, cache, Stages())
+        groups, batch = prepared["groups"], prepared["batch"]
+        arena = np.zeros(batch.size, np.uint8)
+        fill_arena(groups, batch, arena)
+        base = arena.ctypes.data
+        for stage in ("draw", "reference", "sample"):
+            for entry, table, jobs, _ in batch.launches[stage]:
+                getattr(library, entry)(ctypes.c_void_p(base), ctypes.c_void_p(base + table), ctypes.c_uint32(jobs))
+        words = arena[batch.results_at:batch.results_at + batch.returned].view(np.uint32)
+        for g, a, (counts, expected, images, registers) in zip(groups, batch.arrays, returned(groups, batch, words)):
+            assert np.array_equal(images, g.sample_images) and np.array_equal(registers, g.sample_registers)
+            assert np.array_equal(expected, g.sample_words)
+            assert np.array_equal(counts, (expected != 0).reshape(g.programs, -1).sum(axis=1)) and counts.any()
+            checked += g.programs
+    assert checked == settings.programs
+
+
 def test_gpu_draws_need_the_checker():
     with pytest.raises(ValueError, match="--draw gpu needs --numerics checker"):
         tool.Settings(programs=1, seed=0, numerics=tool.MODEL, draw=tool.GPU_DRAW)
@@ -252,6 +287,21 @@ def test_the_draw_default_follows_the_numerics(argv, want):
     cli_campaign.add(parser.add_subparsers())
     args = parser.parse_args(["campaign", "--json", "r.json", *argv])
     assert cli_campaign.draw_for(args, cli_campaign.numerics_for(args)) == want
+
+
+@needs_run
+@pytest.mark.parametrize("draw, want", [("gpu", (256, 512)), ("host", (tool.DEFAULT_DATA_SETS, tool.DEFAULT_CROSS_CHECK_EVERY))])
+def test_the_data_sets_and_the_sample_default_by_where_data_sets_are_drawn(draw, want, tmp_path, monkeypatch):
+    """Data sets drawn on the GPU cost the host nothing: the command line asks for 256 per
+    instruction and samples one program in 512; drawn on the host, the campaign's own defaults."""
+    from conformance.cli import main
+
+    monkeypatch.setenv("TCGEN05_CACHE", str(tmp_path / "kernels"))
+    report = tmp_path / "report.json"
+    argv = ["campaign", "--host-only", "--programs", "8", "--jobs", "1", "--draw", draw, "--json", str(report)]
+    assert main(argv) == 0
+    settings = json.loads(report.read_text())["settings"]
+    assert (settings["data_sets"], settings["cross_check_every"]) == want
 
 
 def test_a_stream_chunk_holds_32_instructions():

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from conformance.tools import numerics_gpucheck as gc
+from device.check_kernels import JOB_KERNELS
 from generators import numeric_stream as ns
 from generators import stream_operands as so
 
@@ -37,13 +38,12 @@ def spec(formats: tuple[str, str, str], inputs: str) -> so.StreamSpec:
 
 
 def host_run(library) -> Run:
-    """A `Run` through the g++ build of the kernels (ctypes)."""
+    """A `Run` through the g++ build of the kernels (ctypes): the kernel launched over one job."""
     def run(name: str, *args, out: int) -> np.ndarray:
         args = tuple(np.array(a) if isinstance(a, np.ndarray) else a for a in args)  # copies, as on a GPU
-        ctype = {np.uint32: ctypes.c_uint32, np.uint64: ctypes.c_uint64}
-        values = [ctypes.c_void_p(None) if a is None else ctypes.c_void_p(a.ctypes.data) if isinstance(a, np.ndarray)
-                  else ctype[type(a)](int(a)) for a in args]
-        getattr(library, name)(*values)
+        kernel = JOB_KERNELS[name]
+        job = kernel.table([[0 if a is None else a.ctypes.data if isinstance(a, np.ndarray) else a for a in args]])
+        getattr(library, kernel.entry)(None, ctypes.c_void_p(job.ctypes.data), ctypes.c_uint32(1))
         return args[out]
     return run
 

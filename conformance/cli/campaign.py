@@ -18,6 +18,15 @@ from conformance.harness.backends.registry import DEFAULT_REFERENCE
 PROGRAM_LIMIT = 10**9
 
 
+# Operand data sets per drawn instruction, and with the checker the interval of the programs the
+# model also evaluates, by where the data sets are drawn (--draw). Drawn on the GPU a data set
+# costs the host nothing, while an instruction costs it about 4 ms (its Hypothesis draw) and a
+# sampled program about 9 ms (the model): with 256 and 512 the host keeps up with an H100
+# (reports/hopper/campaign-throughput, section 4c). Drawn on the host, every data set costs it.
+DATA_SETS = {"gpu": 256, "host": 32}
+CROSS_CHECK_EVERY = {"gpu": 512, "host": 64}
+
+
 def add(sub) -> None:
     cam = sub.add_parser(
         "campaign", help="a large differential run of Hopper programs (wgmma, mma.sp) on every sm_90 GPU, spread over "
@@ -43,10 +52,10 @@ def add(sub) -> None:
     cam.add_argument("--gpus", type=gpus, default=None, metavar="N|all",
                      help="GPUs to use, one worker process each: the first N that CUDA_VISIBLE_DEVICES leaves visible, "
                           "or all of them (default all); with --host-only, N stand-in workers (default 1)")
-    cam.add_argument("--data-sets", type=count(1, 4096, "data-set count"), default=32, metavar="N",
+    cam.add_argument("--data-sets", type=count(1, 4096, "data-set count"), metavar="N",
                      help="operand data sets per drawn instruction: each instruction (form, descriptors, layouts) runs "
-                          "as N programs with data of their own, in one launch (default 32; 1: every program its own "
-                          "instruction)")
+                          f"as N programs with data of their own, in one launch (default {DATA_SETS['gpu']} with "
+                          f"--draw gpu, {DATA_SETS['host']} with --draw host; 1: every program its own instruction)")
     cam.add_argument("--numerics", choices=("checker", "model"),
                      help="what computes the expected D's inner products: checker, the integer checker generated from "
                           "the judging profile (oracles/numerics/checker.h), on each GPU beside the tensor core (with "
@@ -60,10 +69,11 @@ def add(sub) -> None:
                           "sampled and the failing programs exactly; with --host-only its numpy twin draws them), checked "
                           "by the integer checker; host, by the generators on the host (default gpu with --numerics "
                           "checker, else host)")
-    cam.add_argument("--cross-check-every", type=count(1, 10**6, "cross-check interval"), default=64, metavar="N",
+    cam.add_argument("--cross-check-every", type=count(1, 10**6, "cross-check interval"), metavar="N",
                      help="with --numerics checker, the Python model also evaluates every N-th program of each chunk, "
                           "the first included (with --draw gpu the host also rebuilds it, and its image and registers "
-                          "must equal the GPU's byte for byte) (default 64)")
+                          f"must equal the GPU's byte for byte) (default {CROSS_CHECK_EVERY['gpu']} with --draw gpu, "
+                          f"{CROSS_CHECK_EVERY['host']} with --draw host)")
     cam.add_argument("--no-batch-oracle", action="store_true",
                      help="the reference observes each program on its own instead of a chunk's programs together (the "
                           "oracle then evaluates one program's inner products per call)")
@@ -125,9 +135,11 @@ def cmd_campaign(args: argparse.Namespace) -> int:
     from device.kernel_cache import default_directory
     from oracles.numerics.checker import CrossCheckError
 
-    settings = tool.Settings(args.programs, args.seed, args.data_sets, not args.no_batch_oracle, default_directory(), args.shard,
-                             chunk=tool.chunk_programs_for(draw, args.data_sets), reference=args.reference, profile=args.profile, numerics=numerics,
-                             cross_check_every=args.cross_check_every, draw=draw)
+    data_sets = args.data_sets or DATA_SETS[draw]
+    settings = tool.Settings(args.programs, args.seed, data_sets, not args.no_batch_oracle, default_directory(), args.shard,
+                             chunk=tool.chunk_programs_for(draw, data_sets), reference=args.reference, profile=args.profile,
+                             numerics=numerics, cross_check_every=args.cross_check_every or CROSS_CHECK_EVERY[draw],
+                             draw=draw)
     launcher = tool.HOST_ONLY if args.host_only else tool.GPU_LAUNCHER
     try:
         report = tool.campaign(settings, args.jobs, devices, launcher, args.cases, args.timeout, keep_cache=not args.no_cache)

@@ -69,6 +69,7 @@ import time
 import traceback
 from collections import Counter, deque
 from multiprocessing.connection import wait
+from queue import Empty
 from dataclasses import dataclass, field
 from typing import Protocol, Sequence
 
@@ -82,8 +83,8 @@ from conformance.tools.campaign_checker import (
     GpuReference, HostReference, Operands, checker_module, disagreement, model_sample, operands,
 )
 from conformance.tools.campaign_stream import (
-    GpuStream, StreamGroup, StreamPrograms, StreamResult, checker_differs, drawn_differently, host_draw, stream_group,
-    stream_parameters, stream_result,
+    GpuStream, StreamBatch, StreamGroup, StreamPrograms, StreamResult, checker_differs, drawn_differently, host_draw,
+    stream_batch, stream_group, stream_parameters, stream_result,
 )
 from conformance.tools.stages import Stages
 from device.hopper_batch import Batch, pack, pack_d, unpack_d
@@ -98,7 +99,7 @@ from oracles.numerics.checker import CrossCheckError
 from oracles.numerics.matmul import MatrixProduct, evaluate
 
 CHUNK = 200  # programs per producer task
-DEFAULT_DATA_SETS = 32  # operand data sets (programs) per drawn instruction
+DEFAULT_DATA_SETS = 32  # operand data sets (programs) per drawn instruction (the command line's for --draw host)
 DEFAULT_TIMEOUT_S = 300.0  # a launch still running after this long is a hang
 START_TIMEOUT_S = 300.0  # a GPU worker not ready after this long (imports, CUDA context) has hung
 READY_PER_GPU = 4  # prepared chunks waiting per GPU worker: how far the producers run ahead
@@ -400,8 +401,10 @@ def prepare_stream(chunk: int, settings: Settings, cache: KernelCache, stages: S
                                  labels)
         groups.append(group)
         details.append((group_source, None))
+    with stages("pack"):
+        batch = stream_batch(groups) if groups else None
     return ({"chunk": chunk, "inputs": inputs, "reference": settings.reference, "profile": settings.profile,
-             "groups": groups, "not_run": not_run, "errors": errors, "instructions": len(ops)}, details)
+             "groups": groups, "batch": batch, "not_run": not_run, "errors": errors, "instructions": len(ops)}, details)
 
 
 def spool_files(spool: str, chunk: int) -> tuple[str, str]:
@@ -494,11 +497,12 @@ class Launcher(Protocol):
     def launch(self, group: Group) -> np.ndarray:
         """The words [B, threads, words_out] the kernel stores for the group's programs."""
 
-    def stream_submit(self, group: StreamGroup) -> object:
-        """Queue a group of data sets drawn on the GPU, launched and checked there (`campaign_stream`)."""
+    def stream_submit(self, groups: list[StreamGroup], batch: StreamBatch) -> object:
+        """Queue groups of data sets drawn on the GPU, launched and checked there as `batch` plans
+        (`campaign_stream`)."""
 
-    def stream_collect(self, queued: object) -> StreamResult:
-        """What a queued stream launch gave."""
+    def stream_collect(self, queued: object) -> list[StreamResult]:
+        """What queued stream groups gave, a result per group."""
 
 
 class GpuLauncher:
@@ -524,10 +528,10 @@ class GpuLauncher:
     def reference(self, group: Group) -> np.ndarray:
         return self.checker(group.operands, group.batch.form)
 
-    def stream_submit(self, group: StreamGroup) -> object:
-        return self.streams.submit(group, self.runner.kernels[group.text])
+    def stream_submit(self, groups: list[StreamGroup], batch: StreamBatch) -> object:
+        return self.streams.submit(groups, batch, [self.runner.kernels[g.text] for g in groups])
 
-    def stream_collect(self, queued: object) -> StreamResult:
+    def stream_collect(self, queued: object) -> list[StreamResult]:
         return self.streams.collect(queued)
 
 
@@ -552,13 +556,16 @@ class HostOnlyLauncher:
     def launch(self, group: Group) -> np.ndarray:
         return group.expected
 
-    def stream_submit(self, group: StreamGroup) -> StreamResult:
-        """The whole launch, on the CPU, at once."""
-        images, registers, ops = host_draw(group)
-        expected = self.stream_reference(ops, group.form)
-        return stream_result(group, images, registers, expected, self.stream_launch(group, expected))
+    def stream_submit(self, groups: list[StreamGroup], batch: StreamBatch) -> list[StreamResult]:
+        """The whole launch of every group, on the CPU, at once."""
+        results = []
+        for group in groups:
+            images, registers, ops = host_draw(group)
+            expected = self.stream_reference(ops, group.form)
+            results.append(stream_result(group, images, registers, expected, self.stream_launch(group, expected)))
+        return results
 
-    def stream_collect(self, queued: StreamResult) -> StreamResult:
+    def stream_collect(self, queued: list[StreamResult]) -> list[StreamResult]:
         return queued
 
     def stream_reference(self, ops: Operands, form: HopperForm) -> np.ndarray:
@@ -674,16 +681,51 @@ def cross_check(group: Group, label: str, outcome: Outcome) -> None:
     outcome.counts["cross-checked inner products"] += int(group.operands.sample_d.size)
 
 
+IDLE, BATCH = -1, -2  # a worker's progress[1] between launches, and while a chunk's batch is queued
+
+
+class ChunkWork:
+    """A chunk in a GPU worker: its order (dispatch token, spool files, groups to skip, careful),
+    the launches read from the spool, the programs file read when first needed, and its outcome."""
+
+    def __init__(self, order: tuple, stages_read: float):
+        self.token, (launches, self.programs_file), self.skip, self.careful = order
+        self.outcome = Outcome()
+        self.outcome.stages.add("wait", stages_read)
+        with self.outcome.stages("read"):
+            self.chunk = read_pickle(launches)
+        self.details: list = []
+
+    def group_details(self, k: int):
+        if not self.details:
+            self.details.extend(read_pickle(self.programs_file))
+        return self.details[k]
+
+    def label(self, k: int) -> str:
+        group = self.chunk["groups"][k]
+        return f"chunk {self.chunk['chunk']}, launch {k} ({group.form_name if isinstance(group, StreamGroup) else group.form})"
+
+    @property
+    def batched(self) -> bool:
+        """Whether the chunk's groups go to the GPU as one batch: a chunk of stream groups, none
+        skipped, not rerun one group at a time after a batch of it failed."""
+        return self.chunk.get("batch") is not None and not self.skip and not self.careful
+
+
 def gpu_worker(index: int, device: str | None, launcher_spec: str, cache_dir: str, orders, progress, pipe) -> None:
     """A GPU worker process: opens its launcher (on `device`, as CUDA_VISIBLE_DEVICES, when given;
-    the run's kernel cache, `cache_dir`, as $TCGEN05_CACHE),
-    then runs the chunks ordered on `orders` ((dispatch token, spool files, groups to skip); None:
-    stop), reporting ("done", ...) per chunk on `pipe`, its own connection to the main process
-    (no lock shared with other processes, which a killed worker could leave taken). Before each
-    launch it writes (token, group, start time) to `progress`, so that the main process knows
-    which launch hung or killed it. After a launch raised (a CUDA error leaves the process
-    without a usable context), or when the launcher cannot start, it reports that and waits to
-    be stopped."""
+    the run's kernel cache, `cache_dir`, as $TCGEN05_CACHE), then runs the chunks ordered on
+    `orders` ((dispatch token, spool files, groups to skip, careful); None: stop), reporting
+    ("done", ...) per chunk on `pipe`, its own connection to the main process (no lock shared with
+    other processes, which a killed worker could leave taken).
+
+    A chunk of stream groups goes to the GPU as one batch (`StreamBatch`), queued before the
+    previous chunk's batch is collected, so that the GPU has the next chunk while the worker
+    settles the last. A careful chunk (a batch of it failed), a chunk with groups to skip, and a
+    chunk drawn on the host run one launch group at a time. Before each submission it writes
+    (token, group or BATCH, start time) to `progress`, so that the main process knows which launch
+    hung or killed it. After a launch raised (a CUDA error leaves the process without a usable
+    context), or when the launcher cannot start, it reports that and waits to be stopped."""
     if device is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = device
     os.environ[CACHE_ENV] = cache_dir
@@ -698,88 +740,128 @@ def gpu_worker(index: int, device: str | None, launcher_spec: str, cache_dir: st
         pipe.send(("unusable", index, one_line(e)))
         return stopped()
     pipe.send(("ready", index, launcher.name))
+
+    def fault(work: ChunkWork, k: int, e: Exception) -> None:
+        progress[1] = IDLE
+        pipe.send(("fault", index, work.token, k, one_line(e), work.outcome))
+
+    def settled(work: ChunkWork, k: int, check) -> bool:
+        """Run a launched group's checks and judgement; False (the run stops) on a cross-check failure."""
+        work.outcome.launches += 1
+        try:
+            with work.outcome.stages("compare"):
+                check()
+        except CrossCheckError as e:
+            pipe.send(("disagree", index, str(e)))
+            return False
+        work.outcome.groups_done.append(k)
+        return True
+
+    def settled_stream(work: ChunkWork, k: int, result: StreamResult) -> bool:
+        group = work.chunk["groups"][k]
+        return settled(work, k, lambda: settle_stream(group, result, work.chunk, work.outcome, work.label(k)))
+
+    def submitted(work: ChunkWork, ks: list[int], handle_of) -> object | None:
+        """Load the groups' kernels and queue them (`handle_of(groups)`); None after a fault (reported)."""
+        groups = [work.chunk["groups"][k] for k in ks]
+        running = BATCH if work.batched else ks[0]
+        progress[0], progress[1], progress[2] = work.token, running, time.time()
+        try:
+            with work.outcome.stages("load"):
+                for group in groups:
+                    launcher.load(group.text, group.cubin)
+            return handle_of(groups)
+        except Exception as e:  # noqa: BLE001 - a CUDA error: this process's context is lost
+            fault(work, running, e)
+            return None
+
+    def collected(work: ChunkWork, ks: list[int], handle) -> bool:
+        """Wait for queued stream groups and settle them; False (the run stops) on a fault or a
+        cross-check failure."""
+        before = Counter(launcher.seconds)
+        try:
+            results = launcher.stream_collect(handle)
+        except Exception as e:  # noqa: BLE001 - a CUDA error: this process's context is lost
+            fault(work, BATCH if work.batched else ks[0], e)
+            return False
+        work.outcome.gpu_seconds.update(Counter(launcher.seconds) - before)
+        return all(settled_stream(work, k, result) for k, result in zip(ks, results))
+
+    def one_at_a_time(work: ChunkWork) -> bool:
+        """Run a chunk one launch group at a time; False (the run stops) on a fault or a cross-check failure."""
+        before = Counter(launcher.seconds)
+        for k, group in enumerate(work.chunk["groups"]):
+            if k in work.skip:
+                continue
+            if isinstance(group, StreamGroup):
+                handle = submitted(work, [k], lambda g: launcher.stream_submit(g, stream_batch(g)))
+                if handle is None or not collected(work, [k], handle):
+                    return False
+                continue
+
+            if group.operands is not None:  # the checker's D, computed on the GPU with the launch
+                group = submitted(work, [k], lambda g: dataclasses.replace(g[0], expected=launcher.reference(g[0])))
+                if group is None:
+                    return False
+            words = submitted(work, [k], lambda g, group=group: launcher.launch(group))
+            if words is None:
+                return False
+
+            def judge(k: int = k, group: Group = group, words: np.ndarray = words) -> None:
+                cross_check(group, work.label(k), work.outcome)
+                settle(group, words, work.chunk, work.outcome, lambda: work.group_details(k))
+
+            if not settled(work, k, judge):
+                return False
+        work.outcome.gpu_seconds.update(Counter(launcher.seconds) - before)
+        return True
+
+    def done(work: ChunkWork) -> None:
+        pipe.send(("done", index, work.token, work.outcome))
+
     try:
+        queued: deque = deque()  # chunks whose batch is on the GPU, oldest first: (work, groups, handle)
+
+        def settle_oldest() -> bool:
+            work, ks, handle = queued.popleft()
+            if not collected(work, ks, handle):
+                return False
+            progress[1] = IDLE if not queued else progress[1]
+            done(work)
+            return True
+
         while True:
             waiting = time.perf_counter()
-            if (order := orders.get()) is None:
+            try:  # with a batch on the GPU, settle it rather than wait for the next order
+                order = orders.get(block=not queued)
+            except Empty:
+                if not settle_oldest():
+                    return stopped()
+                continue
+            if order is None:
                 break
-            token, (launches, programs), skip = order
-            outcome = Outcome()
-            stages = outcome.stages
-            stages.add("wait", time.perf_counter() - waiting)  # idle: no prepared chunk was handed to it
-            before = Counter(launcher.seconds)
-            with stages("read"):
-                chunk = read_pickle(launches)
-            details: list = []
-
-            def group_details(k: int):
-                if not details:
-                    details.extend(read_pickle(programs))
-                return details[k]
-
-            def fault(k: int, e: Exception) -> None:
-                progress[1] = -1
-                outcome.gpu_seconds = Counter(launcher.seconds) - before
-                pipe.send(("fault", index, token, k, one_line(e), outcome))
-
-            def settled(k: int, label: str, check) -> bool:
-                """Run a launched group's checks and judgement; False (the run stops) on a cross-check failure."""
-                outcome.launches += 1
-                try:
-                    with stages("compare"):
-                        check()
-                except CrossCheckError as e:
-                    pipe.send(("disagree", index, str(e)))
-                    return False
-                outcome.groups_done.append(k)
-                return True
-
-            def collected(k: int, group: StreamGroup, label: str, handle) -> bool:
-                """Wait for a queued stream launch and settle it; False (the run stops) on a fault or a
-                cross-check failure."""
-                try:
-                    result = launcher.stream_collect(handle)
-                except Exception as e:  # noqa: BLE001 - a CUDA error: this process's context is lost
-                    fault(k, e)
-                    return False
-                return settled(k, label, lambda: settle_stream(group, result, chunk, outcome, label))
-
-            queued = None  # a stream launch queued on the GPU, collected after the next one is queued
-            for k, group in enumerate(chunk["groups"]):
-                if k in skip:
-                    continue
-                progress[0], progress[1], progress[2] = token, k, time.time()
-                stream = isinstance(group, StreamGroup)
-                label = f"chunk {chunk['chunk']}, launch {k} ({group.form_name if stream else group.form})"
-                try:
-                    with stages("load"):
-                        launcher.load(group.text, group.cubin)
-                    if stream:
-                        handle = launcher.stream_submit(group)
-                    else:
-                        if group.operands is not None:
-                            group = dataclasses.replace(group, expected=launcher.reference(group))
-                        words = launcher.launch(group)
-                except Exception as e:  # noqa: BLE001 - a CUDA error: this process's context is lost
-                    fault(k, e)
-                    return stopped()
-                if stream:
-                    if queued is not None and not collected(*queued):
+            work = ChunkWork(order, time.perf_counter() - waiting)
+            if not work.batched:
+                while queued:
+                    if not settle_oldest():
                         return stopped()
-                    queued = (k, group, label, handle)
-                    continue
-
-                def judge(k: int = k, group: Group = group, words: np.ndarray = words, label: str = label) -> None:
-                    cross_check(group, label, outcome)
-                    settle(group, words, chunk, outcome, lambda: group_details(k))
-
-                if not settled(k, label, judge):
+                if not one_at_a_time(work):
                     return stopped()
-            if queued is not None and not collected(*queued):
+                progress[1] = IDLE
+                done(work)
+                continue
+            ks = list(range(len(work.chunk["groups"])))
+            handle = submitted(work, ks, lambda groups: launcher.stream_submit(groups, work.chunk["batch"]))
+            if handle is None:
                 return stopped()
-            progress[1] = -1
-            outcome.gpu_seconds = Counter(launcher.seconds) - before
-            pipe.send(("done", index, token, outcome))
+            queued.append((work, ks, handle))
+            while len(queued) > 1:
+                if not settle_oldest():
+                    return stopped()
+        while queued:
+            if not settle_oldest():
+                return stopped()
+        progress[1] = IDLE
     except BaseException:  # noqa: BLE001 - a bug, not the GPU: the main process stops the run
         pipe.send(("crash", f"GPU worker {index}", traceback.format_exc()))
 
@@ -822,8 +904,8 @@ class Worker:
 @dataclass
 class ChunkState:
     """A prepared chunk: its inputs, its spool files (launches, programs), its count of launch
-    groups, those settled (launched or charged), the token of its current dispatch and how often a
-    worker died with it outside a launch."""
+    groups, those settled (launched or charged), the token of its current dispatch, how often a
+    worker died with it outside a launch, and whether it runs one launch group at a time."""
 
     inputs: str
     files: tuple[str, str]
@@ -831,6 +913,7 @@ class ChunkState:
     skip: set = field(default_factory=set)
     token: int | None = None
     deaths: int = 0
+    careful: bool = False  # run one launch group at a time: a batch of it failed
 
 
 class Run:
@@ -1014,7 +1097,7 @@ class Run:
             if w.gone or w.process is None:
                 continue
             token, k, since = int(w.progress[0]), int(w.progress[1]), w.progress[2]
-            running = token if k >= 0 and token in w.assigned else None
+            running = token if k != IDLE and token in w.assigned else None
             if not w.process.is_alive():
                 self.lose_worker(w, running, k, f"its worker died (exit status {w.process.exitcode})")
             elif running is not None and now - since > self.timeout_s:
@@ -1028,7 +1111,9 @@ class Run:
 
     def lose_worker(self, w: Worker, token: int | None, k: int, what: str) -> None:
         """Worker `w` is gone while running launch `k` of the chunk dispatched as `token` (None: not
-        in a launch): charge that launch's cases, hand its chunks out again, start a new worker."""
+        in a launch): charge that launch's cases, hand its chunks out again, start a new worker.
+        With k == BATCH (a batch of launches queued), nothing is charged: its chunks run again
+        one launch at a time, where a launch that fails again is charged alone."""
         was_ready = w.ready
         self.stop_worker(w)
         if not was_ready:  # it died starting: nothing was handed to it
@@ -1039,7 +1124,12 @@ class Run:
         for chunk in chunks:
             self.chunks[chunk].token = None
         self.waiting.extendleft(reversed(chunks))
-        if running is not None:
+        if running is not None and k == BATCH:  # which launch of the batches it had queued is not known
+            w.incidents.append(f"chunk {running}, a batch of launches: {what}; chunks {', '.join(map(str, chunks))} run "
+                               "again one launch at a time")
+            for chunk in chunks:
+                self.chunks[chunk].careful = True
+        elif running is not None:
             w.incidents.append(f"chunk {running}, launch {k}: {what}")
             self.charge(running, [k], f"GPU {w.index} ({w.name or w.device}): {what}")
         else:
@@ -1089,7 +1179,7 @@ class Run:
             state = self.chunks[chunk]
             token, self.next_token = self.next_token, self.next_token + 1
             state.token, self.tokens[token] = token, chunk
-            w.orders.put((token, state.files, frozenset(state.skip)))
+            w.orders.put((token, state.files, frozenset(state.skip), state.careful))
             if self.first_dispatch is None:
                 self.first_dispatch = time.perf_counter() - self.started
             w.assigned.append(token)

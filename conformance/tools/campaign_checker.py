@@ -22,6 +22,7 @@ from typing import Sequence
 import numpy as np
 
 from conformance.tools.numerics_gpucheck import THREADS, checker_kernels_source, grid_for
+from device.check_kernels import JOB_KERNELS
 from device.hopper_batch import d_word_elements, unpack_d
 from device.ptx.kernels import HopperForm
 from oracles.numerics import checker
@@ -157,11 +158,15 @@ def disagreement(ops: Operands, form: HopperForm, words: np.ndarray, label: str)
             f"model={int(ops.sample_d[s, m, n]):#x}")
 
 
-def _scalars(ops: Operands, table: np.ndarray, bits: int) -> list[int]:
-    """The kernel's scalar arguments, in order: P, M, N, K_B, B's, C's and the columns' offsets,
-    sparse, words per program, elements per word, bits per element."""
+def _job(ops: Operands, table: np.ndarray, bits: int, addresses: tuple[int, int, int, int, int, int]) -> np.ndarray:
+    """A `reference_products` job for a group's operands: `addresses` of the checker's parameters,
+    the operand words, the word table, the checker's words out, the tensor core's words to compare
+    with and the counts of differing words (0: no comparison)."""
     products, rows, cols, _, b_k = ops.shape
-    return [products, rows, cols, b_k, *ops.offsets, int(ops.sparse), table.shape[0], table.shape[1], bits]
+    parameters, words, table_at, out, observed, differing = addresses
+    return JOB_KERNELS["reference_products"].table(
+        [[parameters, products, rows, cols, words, b_k, *ops.offsets, int(ops.sparse), table_at, table.shape[0],
+          table.shape[1], bits, out, observed, differing]])
 
 
 @cache
@@ -188,7 +193,7 @@ class GpuReference:
 
     def __init__(self, gpu, module, seconds: Counter):
         self.gpu, self.seconds = gpu, seconds
-        self.kernel = module.get_kernel("reference_products")
+        self.kernel = module.get_kernel(JOB_KERNELS["reference_products"].entry)
         self.constant = DeviceConstants(gpu)  # parameters, word tables
 
     def __call__(self, ops: Operands, form: HopperForm) -> np.ndarray:
@@ -199,12 +204,9 @@ class GpuReference:
         parameters, table_on_gpu = self.constant(ops.parameters), self.constant(table)
         words = gpu.to_device(ops.words)
         out = gpu.empty((ops.shape[0], form.threads, form.words_out), np.uint32)
-        grid = grid_for(out.shape[0] * table.shape[0])
-        p, m, n, b_k, b_at, c_at, columns_at, sparse, per_program, per_word, bits = _scalars(ops, table, bits)
-        u32, u64 = np.uint32, np.uint64
-        gpu.launch(self.kernel, grid, THREADS, 0, parameters, u32(p), u32(m), u32(n), words, u32(b_k), u64(b_at), u64(c_at),
-                   u64(columns_at), u32(sparse), table_on_gpu, u32(per_program), u32(per_word), u32(bits), out,
-                   u64(0), u64(0))  # no tensor-core words to compare with
+        job = gpu.to_device(_job(ops, table, bits, (parameters.address, words.address, table_on_gpu.address, out.address,
+                                                    0, 0)))
+        gpu.launch(self.kernel, grid_for(out.shape[0] * table.shape[0]), THREADS, 0, np.uint64(0), job, np.uint32(1))
         result = gpu.to_host(out)
         self.seconds["reference"] += time.perf_counter() - started
         return result
@@ -229,16 +231,11 @@ class HostReference:
         import ctypes
 
         table, bits = word_table(form)
-        arrays = [np.ascontiguousarray(x) for x in (ops.parameters, ops.words, table)]
-        parameters, words, table_at = (ctypes.c_void_p(x.ctypes.data) for x in arrays)
+        parameters, words, table = (np.ascontiguousarray(x) for x in (ops.parameters, ops.words, table))
         out = np.empty((ops.shape[0], form.threads, form.words_out), np.uint32)
         differing = np.zeros(ops.shape[0], np.uint32)
         seen = None if observed is None else np.ascontiguousarray(observed, np.uint32)
-        p, m, n, b_k, b_at, c_at, columns_at, sparse, per_program, per_word, bits = _scalars(ops, table, bits)
-        u32, u64 = ctypes.c_uint32, ctypes.c_uint64
-        self.library.reference_products(parameters, u32(p), u32(m), u32(n), words, u32(b_k), u64(b_at), u64(c_at),
-                                        u64(columns_at), u32(sparse), table_at, u32(per_program), u32(per_word),
-                                        u32(bits), ctypes.c_void_p(out.ctypes.data),
-                                        None if seen is None else ctypes.c_void_p(seen.ctypes.data),
-                                        ctypes.c_void_p(differing.ctypes.data))
+        job = _job(ops, table, bits, (parameters.ctypes.data, words.ctypes.data, table.ctypes.data, out.ctypes.data,
+                                      0 if seen is None else seen.ctypes.data, differing.ctypes.data))
+        self.library.reference_products_jobs(None, ctypes.c_void_p(job.ctypes.data), ctypes.c_uint32(1))
         return out, differing

@@ -31,6 +31,7 @@ from conformance.core.isa.mma import TYPE_BITS
 from conformance.core.program import Program
 from conformance.tools.campaign_checker import Operands, word_table
 from conformance.tools.numerics_gpucheck import THREADS, grid_for
+from device.check_kernels import JOB_KERNELS
 from device.hopper_batch import control_records, pack, pack_d, register_bytes, unpack_d
 from device.ptx.kernels import HopperForm
 from generators import stream_operands as so
@@ -38,6 +39,7 @@ from generators.stream_data_sets import Metadata, stream_layout, stream_programs
 from oracles.numerics import checker
 
 REGISTER_OPS = {"a": so.OP_A, "b": so.OP_B, "c": so.OP_C}
+ARENA_ALIGN = 256  # bytes: where each array of a launch's inputs and arena starts
 
 
 @dataclass(frozen=True)
@@ -74,8 +76,8 @@ class StreamGroup:
     `layout`: name -> (offset, shape, dtype)): the tiles, each instruction's image table
     (`image_words` rows each) and where each program's starts, A's and B's byte addresses per
     instruction (absent for an operand in registers), each program's control record and operand
-    masks (xor A, xor B, and C: imm-scale and scale-d), the sample's positions, zeros for the
-    counts, and the constants every kernel of the launch reads: the stream's parameters and exact
+    masks (xor A, xor B, and C: imm-scale and scale-d), the sample's positions, and the constants
+    every kernel of the launch reads: the stream's parameters and exact
     tables, the checker's parameters, the form's register table, the word table the checker writes
     D by (`campaign_checker.word_table`) and a sparse form's metadata cells, all made by the
     producer so that a GPU worker keeps nothing per form and copies nothing else; the checker's
@@ -212,13 +214,13 @@ def stream_group(text: str, cubin: bytes, form: HopperForm, source: StreamProgra
         batch = pack([rebuilt[i] for i in positions.tolist()])
         images[:, :batch.images.shape[1]] = batch.images
         registers = batch.registers
-    ops = [source.ops[i] for i in source.instruction_of.tolist()]
+    per_instruction = list(source.ops)  # a program's control record and masks are its instruction's
     p, spec, md = len(source), source.spec, first.metadata
     table, bits = word_table(form)
     inputs = {"tiles": source.tiles, "table_at": (source.instruction_of * words).astype(np.uint32),
               "image_tables": tables.reshape(-1, 4), "register_at": np.zeros(p, np.uint32),
-              "differing": np.zeros(p, np.uint32), "control": control_records(ops),
-              "sample": positions.astype(np.uint32), "masks": np.ascontiguousarray(operand_masks(ops).T),
+              "control": control_records(per_instruction)[source.instruction_of], "sample": positions.astype(np.uint32),
+              "masks": np.ascontiguousarray(operand_masks(per_instruction)[source.instruction_of].T),
               "params_a": spec.params_a, "params_b": spec.params_b,
               "exact_codes": spec.exact_codes if spec.exact_codes.size else np.zeros(1, np.uint32),
               "exact_lengths": spec.exact_lengths, "parameters": parameters, "register_table": register_table(form),
@@ -340,172 +342,301 @@ def stream_result(group: StreamGroup, images: np.ndarray, registers: np.ndarray,
                         words[flagged])
 
 
-STREAM_KERNELS = ("stream_words", "stream_metadata", "stream_columns", "stream_operand", "reference_products",
-                  "sample_rows")
+DRAW_KERNELS = ("stream_words", "stream_metadata", "stream_operand", "stream_columns")  # in launch order
+CHECK_KERNELS = ("reference_products",)
+SAMPLE_KERNELS = ("sample_rows",)
+
+
+@dataclass(frozen=True)
+class GroupArrays:
+    """Where one group's arrays lie in a batch's arena (byte offsets): its inputs (`StreamGroup.layout`
+    from `inputs`), the images, registers and operands the GPU draws, the tensor core's words
+    (`out`), the checker's (`expected`), and in the results its counts and its sample's rows."""
+
+    inputs: int
+    images: int
+    registers: int
+    operands: int
+    out: int
+    expected: int
+    counts: int
+    sample: int
+
+
+@dataclass(frozen=True)
+class StreamBatch:
+    """The launch plan of stream groups queued together (a chunk's, or in a careful rerun one
+    group's), laid out by the producer before any device address exists: one arena holds every
+    array (offset 0 is never used: it is the null pointer), and every kernel but the tensor core's
+    runs once over a table of jobs (`device.kernel_jobs`), one job per group and operand.
+
+    The arena: a null pad, the groups' inputs (`arrays[i].inputs`), the job tables (`own`, at
+    `own_at`), the results (`results_at`: each program's count of differing words, zeros when
+    copied in, then the sampled programs' rows), then what only the GPU writes. One copy sends
+    bytes [0, `sent`), one brings back the `returned` bytes from `results_at`. `launches`: per
+    stage ("draw", "reference", "sample"), (kernel, table offset, jobs, CTAs); `tensor`: per group,
+    the tensor core's launch (programs, threads, shared bytes)."""
+
+    arrays: tuple[GroupArrays, ...]
+    own: np.ndarray
+    own_at: int
+    results_at: int
+    sent: int
+    returned: int
+    size: int
+    launches: dict[str, tuple[tuple[str, int, int, int], ...]]
+    tensor: tuple[tuple[int, int, int], ...]
+
+
+def _aligned(at: int) -> int:
+    return -(-at // ARENA_ALIGN) * ARENA_ALIGN
+
+
+def sample_sizes(group: StreamGroup) -> tuple[int, int, int]:
+    """A sampled program's words of the checker's D, of its image and of its registers, as they come back."""
+    form = group.form
+    return form.threads * form.words_out, group.image_words, form.threads * form.words_in
+
+
+def stream_batch(groups: list[StreamGroup]) -> StreamBatch:
+    """The launch plan of `groups`, in that order (see StreamBatch)."""
+    at, inputs = ARENA_ALIGN, []
+    for g in groups:
+        inputs.append(at)
+        at = _aligned(at + g.inputs.nbytes)
+    jobs: dict[str, list] = {name: [] for name in DRAW_KERNELS + CHECK_KERNELS + SAMPLE_KERNELS}
+    work: dict[str, int] = dict.fromkeys(jobs, 0)
+    counts_words = sum(g.programs for g in groups)
+    sample_words = [len(g.sample) * sum(sample_sizes(g)) for g in groups]
+    # the job tables' size is known before their contents: one row per job
+    job_count = {"stream_words": 2 * len(groups), "stream_operand": 3 * len(groups), "reference_products": len(groups),
+                 "stream_metadata": sum(g.metadata is not None for g in groups),
+                 "stream_columns": sum(g.metadata is not None for g in groups),
+                 "sample_rows": sum(bool(len(g.sample)) for g in groups)}
+    own_at, table_at = at, {}
+    for name in jobs:
+        table_at[name] = at - own_at
+        at = _aligned(at + job_count[name] * JOB_KERNELS[name].dtype.itemsize)
+    results_at = at
+    at = _aligned(results_at + 4 * (counts_words + sum(sample_words)))
+    sent = results_at + 4 * counts_words
+    arrays, counts_at, sample_at = [], results_at, results_at + 4 * counts_words
+    for g, inputs_at, sampled in zip(groups, inputs, sample_words):
+        form, p = g.form, g.programs
+        sizes = {"images": 4 * p * g.image_words, "registers": 4 * p * form.threads * form.words_in,
+                 "operands": 4 * g.operand_words, "out": 4 * p * form.threads * form.words_out,
+                 "expected": 4 * p * form.threads * form.words_out}
+        places = {}
+        for name, size in sizes.items():
+            places[name] = at
+            at = _aligned(at + size)
+        arrays.append(GroupArrays(inputs_at, **places, counts=counts_at, sample=sample_at))
+        counts_at += 4 * p
+        sample_at += 4 * sampled
+    for g, a in zip(groups, arrays):
+        _group_jobs(g, a, jobs, work)
+    own = np.zeros(results_at - own_at, np.uint8)
+    launches: dict[str, list] = {"draw": [], "reference": [], "sample": []}
+    for stage, names in (("draw", DRAW_KERNELS), ("reference", CHECK_KERNELS), ("sample", SAMPLE_KERNELS)):
+        for name in names:
+            if jobs[name]:
+                table = JOB_KERNELS[name].table(jobs[name])
+                own[table_at[name]:table_at[name] + table.nbytes] = table.view(np.uint8)
+                launches[stage].append((JOB_KERNELS[name].entry, own_at + table_at[name], len(table), grid_for(work[name])))
+    tensor = tuple((g.programs, g.form.threads, g.image_bytes) for g in groups)
+    return StreamBatch(tuple(arrays), own, own_at, results_at, sent, 4 * (counts_words + sum(sample_words)), at,
+                       {k: tuple(v) for k, v in launches.items()}, tensor)
+
+
+def _group_jobs(g: StreamGroup, a: GroupArrays, jobs: dict[str, list], work: dict[str, int]) -> None:
+    """Add a group's jobs (arena offsets `a`) to the batch's, and the largest work of each kernel to `work`."""
+    def add(name: str, amount: int, *args) -> None:
+        jobs[name].append(args)
+        work[name] = max(work[name], amount)
+
+    form, md, p = g.form, g.metadata, g.programs
+    m, n, k, k_b = g.shape
+    b_at, c_at, columns_at = g.offsets
+    at = {name: a.inputs + offset for name, (offset, _, _) in g.layout.items()}
+    words_in = form.threads * form.words_in
+    stream = (at["params_a"], at["params_b"], g.source.spec.exact, at["exact_codes"], at["exact_lengths"])
+    add("stream_words", p * g.image_words, *stream, p, at["tiles"], at["table_at"], at["image_tables"], g.image_words,
+        a.images)
+    add("stream_words", p * words_in, *stream, p, at["tiles"], at["register_at"], at["register_table"], words_in,
+        a.registers)
+    if md is not None:
+        add("stream_metadata", p * len(md.cells), at["params_a"], p, at["tiles"], len(md.cells), at["cells"],
+            md.cells.shape[1], at["selected"], md.field_bits, md.k, a.registers, words_in, form.words_in,
+            form.words_in - 1)
+        add("stream_columns", p * m * k, at["params_a"], p, at["tiles"], m, k, md.field_bits, a.operands + 4 * columns_at)
+    masks = g.masks
+    for which, (op, name, start, rows, cols, width) in enumerate(((so.OP_A, "a", 0, m, k, g.element_bytes[0]),
+                                                                  (so.OP_B, "b", b_at, n, k_b, g.element_bytes[1]),
+                                                                  (so.OP_C, "c", c_at, m, n, 4))):
+        source = ((a.images, g.image_bytes, at[f"{name}_at"], at[f"{name}_addresses"]) if f"{name}_addresses" in at
+                  else (0, 0, 0, 0))
+        unchanged = 0xFFFFFFFF if which == 2 else 0  # the mask that changes nothing
+        mask = at["masks"] + 4 * p * which if (masks[:, which] != unchanged).any() else 0
+        add("stream_operand", p * rows * cols, *stream, op, p, at["tiles"], rows, cols, *source, width, mask,
+            int(which == 2), a.operands + 4 * start)
+    table = g.word_table
+    add("reference_products", p * table.shape[0], at["parameters"], p, m, n, a.operands, k_b, b_at, c_at, columns_at,
+        int(md is not None), at["word_table"], table.shape[0], table.shape[1], g.word_bits, a.expected, a.out, a.counts)
+    if len(g.sample):
+        sizes = sample_sizes(g)
+        add("sample_rows", len(g.sample) * sum(sizes), at["sample"], len(g.sample), a.expected, sizes[0], a.images,
+            sizes[1], a.registers, sizes[2], a.sample)
+
+
+class Reused:
+    """Buffers kept for reuse: `take(nbytes)` gives the smallest free one that holds `nbytes`, else a
+    new one with room to spare (`make(bytes)`; `size(buffer)` its bytes); `give` returns one
+    whose work has completed. At most KEPT are kept free, the smallest dropped first."""
+
+    KEPT = 4
+    SPARE = 1.25
+
+    def __init__(self, make, size):
+        self.make, self.size, self.free = make, size, []
+
+    def take(self, nbytes: int):
+        fits = [b for b in self.free if self.size(b) >= nbytes]
+        if not fits:
+            return self.make(max(int(nbytes * self.SPARE), 1 << 20))
+        chosen = min(fits, key=self.size)
+        self.free.remove(chosen)
+        return chosen
+
+    def give(self, buffer) -> None:
+        self.free.append(buffer)
+        if len(self.free) > self.KEPT:
+            self.free.remove(min(self.free, key=self.size))
+
+
+def fill_arena(groups: list[StreamGroup], batch: StreamBatch, out: np.ndarray) -> None:
+    """Write the bytes a batch sends (its arena's first `batch.sent`) into `out`: the null pad, each
+    group's inputs, the job tables, and zero counts (the checker adds to them)."""
+    out[:ARENA_ALIGN] = 0
+    for g, a in zip(groups, batch.arrays):
+        out[a.inputs:a.inputs + g.inputs.nbytes] = g.inputs
+    out[batch.own_at:batch.own_at + batch.own.nbytes] = batch.own
+    out[batch.results_at:batch.sent] = 0
+
+
+def returned(groups: list[StreamGroup], batch: StreamBatch, words: np.ndarray) -> list[tuple[np.ndarray, ...]]:
+    """What a batch's copy back (`words`, uint32) holds for each group: its programs' counts of
+    differing words, and its sampled programs' checker words [S, threads, words out], images [S,
+    bytes] and registers [S, threads, words in]."""
+    out = []
+    for g, a in zip(groups, batch.arrays):
+        count, form, sizes = len(g.sample), g.form, sample_sizes(g)
+        counts = words[(a.counts - batch.results_at) // 4:][:g.programs]
+        rows = words[(a.sample - batch.results_at) // 4:][:count * sum(sizes)]
+        expected, images, registers = np.split(rows, np.cumsum([count * x for x in sizes])[:-1])
+        out.append((counts, expected.reshape(count, form.threads, form.words_out),
+                    images.reshape(count, g.image_words).view(np.uint8), registers.reshape(count, form.threads, form.words_in)))
+    return out
 
 
 @dataclass
 class Pending:
-    """A stream launch queued on the GPU: its group, the device arrays it uses (kept alive until it
-    is collected), the page-locked buffer its inputs went out from and its results come back to
-    (after the `sent` bytes of inputs), their layout (words of the counts and of each sampled
-    array's rows), and its timing events."""
+    """Stream launches queued on the GPU: their groups and plan, the arena (kept alive until they
+    are collected), the page-locked buffer their bytes went out from and their results come back
+    to (after the plan's `sent` bytes), and the timing events."""
 
-    group: StreamGroup
-    arrays: dict
+    groups: list[StreamGroup]
+    batch: StreamBatch
+    arena: object
     pinned: object
-    sent: int
-    layout: list[int]
     events: tuple
 
 
 class GpuStream:
-    """Stream launches on a GPU (the drawing and checking kernels of `checker_module`), queued on
-    its stream by `submit` and read back by `collect`, so that a worker queues its next launch
-    before it waits for the last. Its seconds are GPU time between events on the stream: "draw"
-    (the tables' copy, drawing every input and operand), "launch" (the tensor core), "reference"
-    (the checker and the comparison) and "read_back" (gathering the sample, the copies back)."""
+    """Stream launches on a GPU (the drawing and checking kernels of `checker_module`), a batch of
+    groups at a time (`stream_batch`), queued on its stream by `submit` and read back by
+    `collect`, so that a worker queues its next batch before it waits for the last. Its seconds
+    are GPU time between events on the stream: "draw" (the arena's copy, drawing every input and
+    operand), "launch" (the tensor core), "reference" (the checker and the comparison) and
+    "read_back" (gathering the sample, the copy back)."""
 
     def __init__(self, gpu, module, seconds: Counter):
-        self.gpu, self.seconds = gpu, seconds
-        self.kernels = {name: module.get_kernel(name) for name in STREAM_KERNELS}
-        self.pinned: list = []  # page-locked buffers free for the next launches' inputs and results
-
-    def run(self, name: str, work: int, *args) -> None:
-        self.gpu.launch(self.kernels[name], grid_for(work), THREADS, 0, *args)
-
-    def buffer(self, nbytes: int):
-        """A free page-locked buffer of at least `nbytes` (the smallest that fits, else a new one)."""
         from device.launch import Pinned
 
-        fits = [b for b in self.pinned if b.array.nbytes >= nbytes]
-        if fits:
-            chosen = min(fits, key=lambda b: b.array.nbytes)
-            self.pinned.remove(chosen)
-            return chosen
-        return Pinned(max(nbytes, 1 << 18))
+        self.gpu, self.seconds, self.module = gpu, seconds, module
+        self.kernels: dict[str, object] = {}
+        # page-locked buffers for the bytes going out and coming back, device arenas: kept for the
+        # next batches (allocating either costs milliseconds: as much as a chunk's GPU work)
+        self.pinned = Reused(Pinned, lambda b: b.array.nbytes)
+        self.arenas = Reused(lambda nbytes: gpu.empty((nbytes,), np.uint8), lambda a: a.shape[0])
 
-    def __call__(self, group: StreamGroup, tensor_kernel) -> StreamResult:
-        return self.collect(self.submit(group, tensor_kernel))
+    def kernel(self, entry: str):
+        if entry not in self.kernels:
+            self.kernels[entry] = self.module.get_kernel(entry)
+        return self.kernels[entry]
 
-    def submit(self, group: StreamGroup, tensor_kernel) -> Pending:
-        """Queue a group's whole launch on the GPU's stream: the inputs' copy (from page-locked
-        memory, so that it does not wait), the drawing, the tensor core, the checker with the
-        comparison, and the copies back of the counts and the sample."""
-        gpu, form, md = self.gpu, group.form, group.metadata
-        p, count = group.programs, len(group.sample)
-        m, n, k, k_b = group.shape
-        b_at, c_at, columns_at = group.offsets
-        u32, u64 = np.uint32, np.uint64
-        words_in, words_out = form.threads * form.words_in, form.threads * form.words_out
-        sizes = [words_out, group.image_words, words_in]  # a sampled program's words of expected, images, registers
-        sent = group.inputs.nbytes
-        staged = self.buffer(sent + 4 * (p + count * sum(sizes)))
-        arrays = allocated(gpu, {"inputs": ((sent,), np.uint8), "images": ((p, group.image_words), np.uint32),
-                                 "registers": ((p, form.threads, form.words_in), np.uint32),
-                                 "operands": ((group.operand_words,), np.uint32),
-                                 "out": ((p, form.threads, form.words_out), np.uint32),
-                                 "expected": ((p, form.threads, form.words_out), np.uint32),
-                                 "gathered": ((max(1, count * sum(sizes)),), np.uint32)})
-        images, registers, operands = arrays["images"], arrays["registers"], arrays["operands"]
+    def submit(self, groups: list[StreamGroup], batch: StreamBatch, tensor_kernels: list) -> Pending:
+        """Queue a batch on the GPU's stream: the arena's copy in (from page-locked memory, so that
+        it does not wait), the drawing kernels, each group's tensor core, the checker with the
+        comparison, and the copy back of the counts and the sample."""
+        gpu, u32, u64 = self.gpu, np.uint32, np.uint64
+        staged = self.pinned.take(batch.sent + batch.returned)
+        out = staged.array
+        fill_arena(groups, batch, out)
+        arena = self.arenas.take(batch.size)
+        base = arena.address
         start = gpu.record()
-        np.copyto(staged.array[:sent], group.inputs)
-        whole = gpu.to_device_async(staged.array[:sent], arrays["inputs"])  # every table and constant in one copy
-        inputs = {name: whole.view(at, shape, dtype) for name, (at, shape, dtype) in group.layout.items()}
-        stream = (inputs["params_a"], inputs["params_b"], u32(group.source.spec.exact), inputs["exact_codes"],
-                  inputs["exact_lengths"])
-        tiles = inputs["tiles"]
-        self.run("stream_words", p * group.image_words, *stream, u32(p), tiles, inputs["table_at"], inputs["image_tables"],
-                 u32(group.image_words), images)
-        self.run("stream_words", p * words_in, *stream, u32(p), tiles, inputs["register_at"], inputs["register_table"],
-                 u32(words_in), registers)
-        if md is not None:
-            self.run("stream_metadata", p * len(md.cells), stream[0], u32(p), tiles, u32(len(md.cells)), inputs["cells"],
-                     u32(md.cells.shape[1]), inputs["selected"], u32(md.field_bits), u32(md.k), registers,
-                     u32(words_in), u32(form.words_in), u32(form.words_in - 1))
-        masks = group.masks
-        for which, (op, name, at, rows, cols, width) in enumerate(((so.OP_A, "a", 0, m, k, group.element_bytes[0]),
-                                                                   (so.OP_B, "b", b_at, n, k_b, group.element_bytes[1]),
-                                                                   (so.OP_C, "c", c_at, m, n, 4))):
-            source = ((images, u64(group.image_bytes), inputs[f"{name}_at"], inputs[f"{name}_addresses"])
-                      if f"{name}_addresses" in inputs else (u64(0), u64(0), u64(0), u64(0)))
-            unchanged = 0xFFFFFFFF if which == 2 else 0  # the mask that changes nothing
-            mask = inputs["masks"].pointer(4 * p * which) if (masks[:, which] != unchanged).any() else u64(0)
-            self.run("stream_operand", p * rows * cols, *stream, u32(op), u32(p), tiles, u32(rows), u32(cols), *source,
-                     u32(width), mask, u32(which == 2), operands.pointer(4 * at))
-        if md is not None:
-            self.run("stream_columns", p * m * k, stream[0], u32(p), tiles, u32(m), u32(k), u32(md.field_bits),
-                     operands.pointer(4 * columns_at))
-        drawn = gpu.record()
-        out, expected = arrays["out"], arrays["expected"]
-        gpu.launch(tensor_kernel, p, form.threads, group.image_bytes, images, inputs["control"], registers, out,
-                   u32(group.image_bytes))
-        launched = gpu.record()
-        table = group.word_table
-        self.run("reference_products", p * table.shape[0], inputs["parameters"], u32(p), u32(m), u32(n), operands,
-                 u32(k_b), u64(b_at), u64(c_at), u64(columns_at), u32(md is not None), inputs["word_table"],
-                 u32(table.shape[0]), u32(table.shape[1]), u32(group.word_bits), expected, out, inputs["differing"])
-        checked = gpu.record()
-        gathered = arrays["gathered"]
-        if count:
-            self.run("sample_rows", count * sum(sizes), inputs["sample"], u32(count), expected, u32(sizes[0]), images,
-                     u32(sizes[1]), registers, u32(sizes[2]), gathered)
-        results = staged.array[sent:]
-        gpu.to_host_async(inputs["differing"], results[:4 * p])
-        if count:
-            gpu.to_host_async(gathered, results[4 * p:4 * (p + count * sum(sizes))])
-        done = gpu.record()
-        return Pending(group, arrays, staged, sent, [p] + [count * x for x in sizes], (start, drawn, launched, checked, done))
+        gpu.to_device_async(out[:batch.sent], arena)
 
-    def collect(self, pending: Pending) -> StreamResult:
-        """Wait for a queued launch and read its results: the counts, the sample's rows, and the
-        tensor core's words of any program whose words differ (copied then)."""
+        def run(stage: str) -> None:
+            for entry, table, jobs, ctas in batch.launches[stage]:
+                gpu.launch(self.kernel(entry), (ctas, jobs), THREADS, 0, u64(base), u64(base + table), u32(jobs))
+
+        run("draw")
+        drawn = gpu.record()
+        for kernel, a, (programs, threads, image_bytes), g in zip(tensor_kernels, batch.arrays, batch.tensor, groups):
+            gpu.launch(kernel, programs, threads, image_bytes, u64(base + a.images),
+                       u64(base + a.inputs + g.layout["control"][0]), u64(base + a.registers), u64(base + a.out),
+                       u32(image_bytes))
+        launched = gpu.record()
+        run("reference")
+        checked = gpu.record()
+        run("sample")
+        gpu.to_host_async(arena.view(batch.results_at, (batch.returned,), np.uint8), out[batch.sent:batch.sent + batch.returned])
+        done = gpu.record()
+        return Pending(groups, batch, arena, staged, (start, drawn, launched, checked, done))
+
+    def collect(self, pending: Pending) -> list[StreamResult]:
+        """Wait for a queued batch and read its results, a StreamResult per group: the counts, the
+        sample's rows, and the tensor core's words of any program whose words differ (copied then)."""
         start, drawn, launched, checked, done = pending.events
         done.sync()
-        words = pending.pinned.array[pending.sent:pending.sent + 4 * sum(pending.layout)].view(np.uint32).copy()
-        self.pinned.append(pending.pinned)
-        group = pending.group
-        count, form = len(group.sample), group.form
-        parts = np.split(words, np.cumsum(pending.layout)[:-1])
-        counts = parts[0]
-        expected, images, registers = (part.reshape((count,) + shape) for part, shape in
-                                       zip(parts[1:], ((form.threads, form.words_out), (group.image_words,),
-                                                       (form.threads, form.words_in))))
-        flagged = np.flatnonzero(counts)
-        out = pending.arrays["out"]
-        flagged_words = (self.gpu.to_host_rows(out, flagged) if flagged.size  # waits for every queued launch: rare
-                         else np.zeros((0,) + tuple(out.shape[1:]), np.uint32))
+        batch = pending.batch
+        words = pending.pinned.array[batch.sent:batch.sent + batch.returned].view(np.uint32).copy()
+        self.pinned.give(pending.pinned)
+        results = []
+        for g, a, (counts, expected, images, registers) in zip(pending.groups, batch.arrays,
+                                                               returned(pending.groups, batch, words)):
+            form = g.form
+            flagged = np.flatnonzero(counts)
+            out = pending.arena.view(a.out, (g.programs, form.threads, form.words_out), np.uint32)
+            flagged_words = (self.gpu.to_host_rows(out, flagged) if flagged.size  # waits for every queued batch: rare
+                             else np.zeros((0, form.threads, form.words_out), np.uint32))
+            results.append(StreamResult(counts, expected, images, registers, flagged, flagged_words))
+        self.arenas.give(pending.arena)  # every queued use of it has completed
         for stage, (later, earlier) in (("draw", (drawn, start)), ("launch", (launched, drawn)),
                                         ("reference", (checked, launched)), ("read_back", (done, checked))):
             self.seconds[stage] += (later - earlier) / 1000
-        return StreamResult(counts, expected, images.view(np.uint8), registers, flagged, flagged_words)
-
-
-ARENA_ALIGN = 256  # bytes: where each array of an arena starts
-
-
-def _offsets(shapes: dict[str, tuple[tuple[int, ...], np.dtype]]) -> tuple[dict[str, int], int]:
-    """Each array's aligned offset in one allocation, and the allocation's size."""
-    offsets, at = {}, 0
-    for name, (shape, dtype) in shapes.items():
-        offsets[name] = at
-        at += -(-int(np.prod(shape, dtype=np.int64)) * dtype.itemsize // ARENA_ALIGN) * ARENA_ALIGN
-    return offsets, max(at, ARENA_ALIGN)
+        return results
 
 
 def packed(arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, dict[str, tuple[int, tuple[int, ...], str]]]:
     """Arrays one after another in one uint8 buffer, each at an aligned offset, and where each
     lies: name -> (offset, shape, dtype), as `StreamGroup.inputs` and `layout` hold them."""
-    layout, size = _offsets({name: (a.shape, a.dtype) for name, a in arrays.items()})
-    blob = np.zeros(size, np.uint8)
+    layout, at = {}, 0
+    for name, a in arrays.items():
+        layout[name] = at
+        at = _aligned(at + a.nbytes)
+    blob = np.zeros(max(at, ARENA_ALIGN), np.uint8)
     for name, a in arrays.items():
         blob[layout[name]:layout[name] + a.nbytes] = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
     return blob, {name: (layout[name], tuple(a.shape), a.dtype.str) for name, a in arrays.items()}
-
-
-def allocated(gpu, shapes: dict[str, tuple[tuple[int, ...], type]]) -> dict:
-    """Uninitialised device arrays of the given (shape, dtype), in one allocation: {name: DeviceArray}."""
-    shapes = {name: (tuple(shape), np.dtype(dtype)) for name, (shape, dtype) in shapes.items()}
-    offsets, size = _offsets(shapes)
-    whole = gpu.empty((size,), np.uint8)
-    return {name: whole.view(offsets[name], shape, dtype) for name, (shape, dtype) in shapes.items()}

@@ -1,7 +1,7 @@
 """Stream data sets on the GPU (`campaign --draw gpu`, `GpuStream`): for two chunks (exact and
-discriminating inputs) of every modelled form, with every program sampled, the images and
-registers the GPU draws equal the host's rebuild byte for byte, the checker's D equals the Python
-model's, and the tensor core's D equals the checker's."""
+discriminating inputs) of every modelled form, each chunk's groups queued as one batch, with every
+program sampled, the images and registers the GPU draws equal the host's rebuild byte for byte,
+the checker's D equals the Python model's, and the tensor core's D equals the checker's."""
 
 from __future__ import annotations
 
@@ -23,8 +23,10 @@ def test_stream_launches_draw_what_the_host_rebuilds_and_agree(hopper_gpu, tmp_p
     launched = sampled = 0
     for chunk in settings.chunks():
         prepared, _ = tool.prepare_stream(chunk, settings, cache, Stages())
-        for group in prepared["groups"]:
-            result = stream(group, hopper_gpu.load_cubin(group.cubin).get_kernel("hopper_batch"))
+        groups = prepared["groups"]
+        kernels = [hopper_gpu.load_cubin(group.cubin).get_kernel("hopper_batch") for group in groups]
+        results = stream.collect(stream.submit(groups, prepared["batch"], kernels))  # the chunk's groups in one batch
+        for group, result in zip(groups, results, strict=True):
             label = f"chunk {chunk} ({group.form_name}, {group.input_formats}, {group.accumulator})"
             assert drawn_differently(group, result, label) is None
             assert checker_differs(group, result, label) is None

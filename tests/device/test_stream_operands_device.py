@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from device.check_kernels import JOB_KERNELS
+from device.launch import DeviceArray
 from tests import test_stream_operands as cases
 
 
@@ -18,8 +20,11 @@ def run(gpu) -> cases.Run:
     module = gpu.load_cubin(compile_cubin(checker_kernels_source(), gpu.arch))
 
     def launch(name: str, *args, out: int) -> np.ndarray:
-        values = [gpu.to_device(a) if isinstance(a, np.ndarray) else np.uint64(0) if a is None else a for a in args]
-        gpu.launch(module.get_kernel(name), 7, 96, 0, *values)
+        values = [gpu.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
+        kernel = JOB_KERNELS[name]
+        job = gpu.to_device(kernel.table([[0 if v is None else v.address if isinstance(v, DeviceArray) else v
+                                           for v in values]]))
+        gpu.launch(module.get_kernel(kernel.entry), 7, 96, 0, np.uint64(0), job, np.uint32(1))
         return gpu.to_host(values[out])
     return launch
 
