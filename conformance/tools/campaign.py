@@ -28,16 +28,18 @@ worker as soon as one is free. Every producer works while at most `READY_PER_GPU
 wait prepared, so the producers run ahead of the GPUs by a bounded amount.
 
 One GPU worker process per GPU (`devices`), each with its own CUDA context, launches the
-chunk's forms one by one (with GPU_DRAW, queuing each launch before it collects the previous
-one) and compares the words the kernel stored with the expected D packed the same way, bit for
-bit, judging a failing program as `run` does (`verdict`: the decoded first mismatches; with
-GPU_DRAW the program is rebuilt from its tile first). A CUDA error costs the cases of the launch
-that raised it: the worker reports it and is stopped (CUDA refuses every later call in its
-process), the main process starts a new worker on that GPU and hands the rest of the chunk out
-again. A launch that runs past `timeout_s`, or a worker that dies, costs the same: the main
-process kills the worker, charges the cases of the launch it was running (as errors naming the
-GPU and what happened) and hands the chunk's other launches out again. The other GPUs keep
-working meanwhile.
+chunk's forms (with GPU_DRAW, the whole chunk as one batch, `StreamBatch`, queued before the
+previous chunk's batch is collected; with HOST_DRAW one form after another) and compares the
+words the kernel stored with the expected D packed the same way, bit for bit, judging a failing
+program as `run` does (`verdict`: the decoded first mismatches; with GPU_DRAW the program is
+rebuilt from its tile first). A CUDA error costs the cases of the launch that raised it: the
+worker reports it and is stopped (CUDA refuses every later call in its process), the main
+process starts a new worker on that GPU and hands the rest of the chunk out again. A launch that
+runs past `timeout_s`, or a worker that dies, costs the same: the main process kills the worker,
+charges the cases of the launch it was running (as errors naming the GPU and what happened) and
+hands the chunk's other launches out again. A batch names no launch: when one fails, its chunks
+run again one launch group at a time (`ChunkState.careful`), where a group that fails again is
+charged alone. The other GPUs keep working meanwhile.
 
 Every stage is timed (`conformance.tools.stages`): in the producers draw, reference (with
 HOST_DRAW and the checker, the operands), kernel text, assemble, pack, model (the checker's

@@ -435,6 +435,7 @@ def stream_batch(groups: list[StreamGroup]) -> StreamBatch:
         sample_at += 4 * sampled
     for g, a in zip(groups, arrays):
         _group_jobs(g, a, jobs, work)
+    assert all(len(jobs[name]) == job_count[name] for name in jobs), "the job tables were sized for other jobs"
     own = np.zeros(results_at - own_at, np.uint8)
     launches: dict[str, list] = {"draw": [], "reference": [], "sample": []}
     for stage, names in (("draw", DRAW_KERNELS), ("reference", CHECK_KERNELS), ("sample", SAMPLE_KERNELS)):
