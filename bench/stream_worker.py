@@ -117,6 +117,9 @@ def main() -> None:
     parser.add_argument("--launcher", default=c.GPU_LAUNCHER, help="the worker's launcher (host-only: no GPU, to try the bench)")
     parser.add_argument("--keep-launcher", action="store_true",
                         help="keep the launcher (its loaded kernels) across passes: a later pass loads no module")
+    parser.add_argument("--start-at", type=float,
+                        help="after preparing, wait until this time (seconds since the epoch) to start the passes: "
+                             "two workers on one GPU, started together")
     parser.add_argument("--profile", help="also run a pass under cProfile and write its costliest functions here")
     args = parser.parse_args()
     spool = tempfile.mkdtemp(prefix="stream-worker-")
@@ -127,8 +130,11 @@ def main() -> None:
     began = time.perf_counter()
     with ProcessPoolExecutor() as pool:
         prepared = dict(pool.map(prepare, [(k, settings, spool) for k in settings.chunks()]))
+    prepare_s = round(time.perf_counter() - began, 1)
+    if args.start_at:
+        time.sleep(max(0.0, args.start_at - time.time()))
     report = {"command": " ".join(sys.argv), "chunks": len(prepared), "groups": sum(prepared.values()),
-              "prepare_s": round(time.perf_counter() - began, 1),
+              "prepare_s": prepare_s, "started_at": time.time(),
               "passes": [one_pass(settings, spool, sorted(prepared), args.launcher) for _ in range(args.repeat)]}
     if args.profile:
         profiler = cProfile.Profile()

@@ -117,7 +117,7 @@ CHECKER, MODEL = "checker", "model"  # what computes the expected D's inner prod
 HOST_DRAW, GPU_DRAW = "host", "gpu"  # where each data set's operands are drawn
 DEFAULT_CROSS_CHECK_EVERY = 64  # with the checker, every 64th program of a chunk is also evaluated by the model
 STREAM_CHUNK_INSTRUCTIONS = 32  # instructions per chunk when the GPU draws the data sets
-PRODUCER_NICENESS = 5  # producers yield a contended core to the GPU workers, which keep the GPUs fed
+PRODUCER_NICENESS = 19  # producers take only the CPU the GPU workers leave: a worker slowed by them idles its GPU
 
 
 def chunk_programs_for(draw: str, data_sets: int) -> int:
