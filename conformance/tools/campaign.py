@@ -815,7 +815,7 @@ def gpu_worker(index: int, device: str | None, launcher_spec: str, cache_dir: st
 
             if not settled(work, k, judge):
                 return False
-        work.outcome.gpu_seconds.update(Counter(launcher.seconds) - before)
+        work.outcome.gpu_seconds = Counter(launcher.seconds) - before  # the whole chunk's, `collected`'s included
         return True
 
     def done(work: ChunkWork) -> None:
