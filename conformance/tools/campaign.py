@@ -690,10 +690,10 @@ class ChunkWork:
     """A chunk in a GPU worker: its order (dispatch token, spool files, groups to skip, careful),
     the launches read from the spool, the programs file read when first needed, and its outcome."""
 
-    def __init__(self, order: tuple, stages_read: float):
+    def __init__(self, order: tuple, waited: float):
         self.token, (launches, self.programs_file), self.skip, self.careful = order
         self.outcome = Outcome()
-        self.outcome.stages.add("wait", stages_read)
+        self.outcome.stages.add("wait", waited)  # idle before the order came: no prepared chunk
         with self.outcome.stages("read"):
             self.chunk = read_pickle(launches)
         self.details: list = []
@@ -801,13 +801,17 @@ def gpu_worker(index: int, device: str | None, launcher_spec: str, cache_dir: st
                     return False
                 continue
 
-            if group.operands is not None:  # the checker's D, computed on the GPU with the launch
-                group = submitted(work, [k], lambda g: dataclasses.replace(g[0], expected=launcher.reference(g[0])))
-                if group is None:
-                    return False
-            words = submitted(work, [k], lambda g, group=group: launcher.launch(group))
-            if words is None:
+            def launched(groups: list[Group]) -> tuple[Group, np.ndarray]:
+                """The group (with the checker, its expected D computed on the GPU first) and its words."""
+                group = groups[0]
+                if group.operands is not None:
+                    group = dataclasses.replace(group, expected=launcher.reference(group))
+                return group, launcher.launch(group)
+
+            ran = submitted(work, [k], launched)
+            if ran is None:
                 return False
+            group, words = ran
 
             def judge(k: int = k, group: Group = group, words: np.ndarray = words) -> None:
                 cross_check(group, work.label(k), work.outcome)

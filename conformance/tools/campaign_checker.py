@@ -201,7 +201,7 @@ class GpuReference:
         started = time.perf_counter()
         gpu = self.gpu
         table, bits = word_table(form)
-        parameters, table_on_gpu = self.constant(ops.parameters), self.constant(table)
+        parameters, table_on_gpu = self.constant(ops.parameters), self.constant(table, ("words", form))
         words = gpu.to_device(ops.words)
         out = gpu.empty((ops.shape[0], form.threads, form.words_out), np.uint32)
         job = gpu.to_device(_job(ops, table, bits, (parameters.address, words.address, table_on_gpu.address, out.address,
