@@ -18,7 +18,7 @@ import pickle
 import time
 
 from conformance.tools.campaign import HostOnlyLauncher
-from conformance.tools.campaign_stream import StreamGroup
+from conformance.tools.campaign_stream import GPU_IDLE, StreamGroup
 
 MARKERS = "FAKE_LAUNCHER_MARKERS"
 CUDA_FAULT = "CUDA driver error CUDA_ERROR_ILLEGAL_INSTRUCTION"
@@ -157,3 +157,19 @@ def flip_on_each(index: int) -> Misbehaving:
     """Every worker flips one D bit on its first launch: a run of one chunk has one flip,
     whichever worker the chunk goes to."""
     return Misbehaving(index, index, "flip")
+
+
+class Timed(HostOnlyLauncher):
+    """The host-only launcher, reporting GPU seconds as a GPU's stream does: `LAUNCH_S` of busy
+    "launch" time and `IDLE_S` of "idle" time between batches per launch group."""
+
+    LAUNCH_S, IDLE_S = 0.002, 0.5
+
+    def launch(self, group):
+        self.seconds["launch"] += self.LAUNCH_S
+        self.seconds[GPU_IDLE] += self.IDLE_S
+        return super().launch(group)
+
+
+def timed(index: int) -> Timed:
+    return Timed(index)

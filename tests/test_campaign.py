@@ -62,12 +62,27 @@ def test_two_workers_share_the_chunks_and_account_per_gpu(settings):
     assert sum(g["launches"] for g in gpus) == report["launches"] == len(want["groups"])
     assert all(g["restarts"] == 0 and not g["incidents"] for g in gpus)
     assert report["instructions"] == SMALL["programs"] // SMALL["data_sets"]
+    startup = report["startup"]  # a first dispatch needs a prepared chunk and a ready worker
+    assert 0 < startup["first_chunk_prepared_s"] <= startup["first_dispatch_s"] == report["startup_seconds"]
+    assert 0 < startup["first_worker_ready_s"] <= startup["first_dispatch_s"]
     for stage in ("draw", "reference", "kernel text", "assemble", "pack", "spool"):
         assert report["stages"]["producers"][stage]["seconds"] > 0, stage
     for stage in ("read", "compare"):
         assert report["stages"]["gpu_workers"][stage]["seconds"] > 0, stage
     cache = report["kernel_cache"]
     assert cache["assembled"] == len({text for text in _texts(settings)}) and cache["hits"] + cache["assembled"] == report["launches"]
+
+
+def test_idle_time_between_batches_is_reported_and_not_counted_as_busy(settings):
+    """The GPU's seconds between batches are the worker's fault, not the GPU's work: reported per
+    GPU apart from busy time, which alone gives the GPU-side rate."""
+    from tests.fake_launchers import Timed
+
+    report = run(settings, "tests.fake_launchers:timed", 1)
+    gpu, launches = report["gpus"][0], report["launches"]
+    assert gpu["launch_seconds"] == gpu["busy_seconds"] == report["gpu_seconds"] == round(launches * Timed.LAUNCH_S, 3)
+    assert gpu["idle_between_batches_seconds"] == round(launches * Timed.IDLE_S, 3)
+    assert report["throughput"]["programs_per_s_gpu"] == round(report["programs"] / (launches * Timed.LAUNCH_S), 1)
 
 
 def _texts(settings: tool.Settings) -> list[str]:

@@ -85,7 +85,7 @@ from conformance.tools.campaign_checker import (
     GpuReference, HostReference, Operands, checker_module, disagreement, model_sample, operands,
 )
 from conformance.tools.campaign_stream import (
-    GpuStream, StreamBatch, StreamGroup, StreamPrograms, StreamResult, checker_differs, drawn_differently, host_draw,
+    GPU_IDLE, GpuStream, StreamBatch, StreamGroup, StreamPrograms, StreamResult, checker_differs, drawn_differently, host_draw,
     stream_batch, stream_group, stream_parameters, stream_result,
 )
 from conformance.tools.stages import Stages
@@ -105,7 +105,10 @@ DEFAULT_DATA_SETS = 32  # operand data sets (programs) per drawn instruction (th
 DEFAULT_TIMEOUT_S = 300.0  # a launch still running after this long is a hang
 START_TIMEOUT_S = 300.0  # a GPU worker not ready after this long (imports, CUDA context) has hung
 READY_PER_GPU = 4  # prepared chunks waiting per GPU worker: how far the producers run ahead
-IN_FLIGHT_PER_GPU = 2  # chunks handed to one GPU worker at once (it reads the next while launching)
+# chunks handed to one GPU worker at once: two batches queued on its GPU and the next order already
+# waiting, so that the worker never collects its only queued batch for want of an order (with two,
+# the GPU drained at every other chunk while the main process answered the worker's "done")
+IN_FLIGHT_PER_GPU = 3
 FAILURES_KEPT = 50  # failures listed in the report (every failing program goes to --cases)
 WORKER_STARTS = 3  # attempts to start a GPU's worker in a row before the GPU is given up
 CHUNK_DEATHS = 3  # worker deaths outside a launch a chunk may cause before its remaining cases are charged
@@ -949,6 +952,8 @@ class Run:
         self.not_run = 0
         self.started = time.perf_counter()
         self.first_dispatch: float | None = None  # seconds from the start to the first chunk handed to a GPU worker
+        self.first_prepared: float | None = None  # ... to the first chunk prepared
+        self.first_ready: float | None = None  # ... to the first GPU worker ready
 
     # --- processes ---
 
@@ -1047,12 +1052,16 @@ class Run:
             self.cache.update({"hits": hits, "assembled": assembled})
             self.cache["assemble_seconds"] += seconds
             self.waiting.append(chunk)
+            if self.first_prepared is None:
+                self.first_prepared = time.perf_counter() - self.started
             if groups == 0:
                 self.finish(chunk)
             return
         w = self.workers[message[1]]
         if kind == "ready":
             w.ready, w.name, w.failed_starts = True, message[2], 0
+            if self.first_ready is None:
+                self.first_ready = time.perf_counter() - self.started
         elif kind == "unusable":
             self.stop_worker(w)
             self.restart_or_give_up(w, f"its worker could not start: {message[2]}")
@@ -1235,16 +1244,20 @@ def write_cases(failures: list[dict], cases_dir: str | None) -> None:
             out.write(f["program"] + "\n")
 
 
+def rounded(seconds: float | None) -> float | None:
+    return round(seconds, 3) if seconds is not None else None
+
+
 def report(run: Run, seconds: float, evicted: int, keep_cache: bool) -> dict:
     o, s = run.outcome, run.settings
     programs = o.counts["programs"]
     total_ips = sum(o.per_accumulator.values())
+    busy = [sum(w.gpu_seconds[k] for k in GPU_STAGES) for w in run.workers]
     gpus = [{"index": w.index, "device": w.device, "name": w.name, "programs": w.programs, "launches": w.launches,
-             "busy_seconds": round(sum(w.gpu_seconds.values()), 3),
-             **{f"{k}_seconds": round(w.gpu_seconds[k], 3) for k in GPU_STAGES},
-             "programs_per_s_busy": round(w.programs / sum(w.gpu_seconds.values()), 1) if sum(w.gpu_seconds.values()) else None,
-             "restarts": w.restarts, "incidents": w.incidents, "given_up": w.gone} for w in run.workers]
-    busy = [sum(w.gpu_seconds.values()) for w in run.workers]
+             "busy_seconds": round(b, 3), **{f"{k}_seconds": round(w.gpu_seconds[k], 3) for k in GPU_STAGES},
+             "idle_between_batches_seconds": round(w.gpu_seconds[GPU_IDLE], 3),
+             "programs_per_s_busy": round(w.programs / b, 1) if b else None,
+             "restarts": w.restarts, "incidents": w.incidents, "given_up": w.gone} for w, b in zip(run.workers, busy)]
     gpu_rate = sum(w.programs / b for w, b in zip(run.workers, busy) if b)
     gpu_ips = total_ips / programs * gpu_rate if programs else 0.0
     stages = Stages()
@@ -1285,7 +1298,9 @@ def report(run: Run, seconds: float, evicted: int, keep_cache: bool) -> dict:
         "errors": o.counts["errors"],
         "not_run": run.not_run,
         "seconds": round(seconds, 3),
-        "startup_seconds": round(run.first_dispatch, 3) if run.first_dispatch is not None else None,
+        "startup_seconds": rounded(run.first_dispatch),
+        "startup": {"first_chunk_prepared_s": rounded(run.first_prepared), "first_worker_ready_s": rounded(run.first_ready),
+                    "first_dispatch_s": rounded(run.first_dispatch)},
         "gpu_seconds": round(sum(busy), 3),
         "stages": {"producers": stages.as_dict(programs), "gpu_workers": gpu_stages.as_dict(programs),
                    "main": run.main_stages.as_dict(programs)},

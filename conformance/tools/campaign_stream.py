@@ -39,6 +39,7 @@ from generators.stream_data_sets import Metadata, stream_layout, stream_programs
 from oracles.numerics import checker
 
 REGISTER_OPS = {"a": so.OP_A, "b": so.OP_B, "c": so.OP_C}
+GPU_IDLE = "idle"  # GpuStream's seconds between batches: not busy time
 ARENA_ALIGN = 256  # bytes: where each array of a launch's inputs and arena starts
 
 
@@ -550,6 +551,7 @@ class Pending:
     arena: object
     pinned: object
     events: tuple
+    after: object  # the previous batch's last event on the stream (None for the first)
 
 
 class GpuStream:
@@ -558,13 +560,16 @@ class GpuStream:
     `collect`, so that a worker queues its next batch before it waits for the last. Its seconds
     are GPU time between events on the stream: "draw" (the arena's copy, drawing every input and
     operand), "launch" (the tensor core), "reference" (the checker and the comparison) and
-    "read_back" (gathering the sample, the copy back)."""
+    "read_back" (gathering the sample, the copy back). "idle" is not busy time: the stream's
+    time between a batch's end and the next batch's start, which is the GPU waiting for the worker
+    (it stays near zero while the worker keeps the next batch queued)."""
 
     def __init__(self, gpu, module, seconds: Counter):
         from device.launch import Pinned
 
         self.gpu, self.seconds, self.module = gpu, seconds, module
         self.kernels: dict[str, object] = {}
+        self.last_done = None  # the last queued batch's final event
         # page-locked buffers for the bytes going out and coming back, device arenas: kept for the
         # next batches (allocating either costs milliseconds: as much as a chunk's GPU work)
         self.pinned = Reused(Pinned, lambda b: b.array.nbytes)
@@ -604,7 +609,8 @@ class GpuStream:
         run("sample")
         gpu.to_host_async(arena.view(batch.results_at, (batch.returned,), np.uint8), out[batch.sent:batch.sent + batch.returned])
         done = gpu.record()
-        return Pending(groups, batch, arena, staged, (start, drawn, launched, checked, done))
+        after, self.last_done = self.last_done, done
+        return Pending(groups, batch, arena, staged, (start, drawn, launched, checked, done), after)
 
     def collect(self, pending: Pending) -> list[StreamResult]:
         """Wait for a queued batch and read its results, a StreamResult per group: the counts, the
@@ -627,6 +633,8 @@ class GpuStream:
         for stage, (later, earlier) in (("draw", (drawn, start)), ("launch", (launched, drawn)),
                                         ("reference", (checked, launched)), ("read_back", (done, checked))):
             self.seconds[stage] += (later - earlier) / 1000
+        if pending.after is not None:
+            self.seconds[GPU_IDLE] += (start - pending.after) / 1000
         return results
 
 

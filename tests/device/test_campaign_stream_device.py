@@ -9,7 +9,7 @@ from collections import Counter
 
 from conformance.tools import campaign as tool
 from conformance.tools.campaign_checker import checker_module
-from conformance.tools.campaign_stream import GpuStream, checker_differs, drawn_differently
+from conformance.tools.campaign_stream import GPU_IDLE, GpuStream, checker_differs, drawn_differently
 from conformance.tools.stages import Stages
 from device.kernel_cache import KernelCache
 
@@ -35,3 +35,5 @@ def test_stream_launches_draw_what_the_host_rebuilds_and_agree(hopper_gpu, tmp_p
             sampled += len(group.sample)
     assert launched == sampled == 400
     assert seconds["draw"] > 0 and seconds["reference"] > 0
+    # the second chunk was prepared on the host after the first was collected: the GPU sat idle
+    assert seconds[GPU_IDLE] > 0
