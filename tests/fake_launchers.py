@@ -159,17 +159,32 @@ def flip_on_each(index: int) -> Misbehaving:
     return Misbehaving(index, index, "flip")
 
 
-class Timed(HostOnlyLauncher):
-    """The host-only launcher, reporting GPU seconds as a GPU's stream does: `LAUNCH_S` of busy
-    "launch" time and `IDLE_S` of "idle" time between batches per launch group."""
+
+class Timed(Misbehaving):
+    """`Misbehaving`, reporting GPU seconds where a GPU's launcher adds them up: `LAUNCH_S` of busy
+    "launch" time and `IDLE_S` of "idle" time per launch group, when a group launched on the
+    host path returns, and when a queued batch's groups are collected."""
 
     LAUNCH_S, IDLE_S = 0.002, 0.5
 
+    def timed(self, groups: int) -> None:
+        self.seconds["launch"] += groups * self.LAUNCH_S
+        self.seconds[GPU_IDLE] += groups * self.IDLE_S
+
     def launch(self, group):
-        self.seconds["launch"] += self.LAUNCH_S
-        self.seconds[GPU_IDLE] += self.IDLE_S
-        return super().launch(group)
+        words = super().launch(group)
+        self.timed(1)
+        return words
+
+    def stream_collect(self, queued):
+        results = super().stream_collect(queued)
+        self.timed(len(results))
+        return results
 
 
 def timed(index: int) -> Timed:
-    return Timed(index)
+    return Timed(index, -1, "")
+
+
+def timed_raise_on_0(index: int) -> Timed:
+    return Timed(index, 0, "raise")

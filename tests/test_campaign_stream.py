@@ -262,6 +262,21 @@ def test_a_fault_and_a_crash_cost_only_their_launch_in_a_stream_run(settings):
 
 
 @needs_run
+def test_a_chunk_rerun_one_group_at_a_time_counts_each_launch_once(settings):
+    """After a batch faults, its chunks run again one launch group at a time: each group that
+    completes adds its GPU seconds once (the launcher's per-group seconds, times the launches)."""
+    from tests.fake_launchers import Timed
+
+    groups = _stream_groups(settings)
+    report = run(settings, "tests.fake_launchers:timed_raise_on_0")
+    # the worker is replaced twice: after the batch, and after the group alone
+    assert len(_charged(report, groups)) == 1 and report["gpus"][0]["restarts"] == 2
+    gpu, launches = report["gpus"][0], report["launches"]
+    assert launches == len(groups) - 1
+    assert gpu["launch_seconds"] == gpu["busy_seconds"] == round(launches * Timed.LAUNCH_S, 3)
+
+
+@needs_run
 def test_a_hang_costs_its_launch_in_a_stream_run(settings):
     groups = _stream_groups(settings)
     report = tool.campaign(settings, 1, [None], "tests.fake_launchers:hang_on_0", None, 8.0, log=io.StringIO())
