@@ -405,19 +405,15 @@ def stream_batch(groups: list[StreamGroup]) -> StreamBatch:
     for g in groups:
         inputs.append(at)
         at = _aligned(at + g.inputs.nbytes)
-    jobs: dict[str, list] = {name: [] for name in DRAW_KERNELS + CHECK_KERNELS + SAMPLE_KERNELS}
-    work: dict[str, int] = dict.fromkeys(jobs, 0)
     counts_words = sum(g.programs for g in groups)
     sample_words = [len(g.sample) * sum(sample_sizes(g)) for g in groups]
-    # the job tables' size is known before their contents: one row per job
-    job_count = {"stream_words": 2 * len(groups), "stream_operand": 3 * len(groups), "reference_products": len(groups),
-                 "stream_metadata": sum(g.metadata is not None for g in groups),
-                 "stream_columns": sum(g.metadata is not None for g in groups),
-                 "sample_rows": sum(bool(len(g.sample)) for g in groups)}
+    # the job tables lie before the arrays their jobs point to, so their sizes come first: the
+    # jobs of every group, counted with every offset zero
+    counted = _jobs(groups, [GroupArrays(0, 0, 0, 0, 0, 0, 0, 0)] * len(groups))[0]
     own_at, table_at = at, {}
-    for name in jobs:
+    for name, rows in counted.items():
         table_at[name] = at - own_at
-        at = _aligned(at + job_count[name] * JOB_KERNELS[name].dtype.itemsize)
+        at = _aligned(at + len(rows) * JOB_KERNELS[name].dtype.itemsize)
     results_at = at
     at = _aligned(results_at + 4 * (counts_words + sum(sample_words)))
     sent = results_at + 4 * counts_words
@@ -434,9 +430,7 @@ def stream_batch(groups: list[StreamGroup]) -> StreamBatch:
         arrays.append(GroupArrays(inputs_at, **places, counts=counts_at, sample=sample_at))
         counts_at += 4 * p
         sample_at += 4 * sampled
-    for g, a in zip(groups, arrays):
-        _group_jobs(g, a, jobs, work)
-    assert all(len(jobs[name]) == job_count[name] for name in jobs), "the job tables were sized for other jobs"
+    jobs, work = _jobs(groups, arrays)
     own = np.zeros(results_at - own_at, np.uint8)
     launches: dict[str, list] = {"draw": [], "reference": [], "sample": []}
     for stage, names in (("draw", DRAW_KERNELS), ("reference", CHECK_KERNELS), ("sample", SAMPLE_KERNELS)):
@@ -448,6 +442,15 @@ def stream_batch(groups: list[StreamGroup]) -> StreamBatch:
     tensor = tuple((g.programs, g.form.threads, g.image_bytes) for g in groups)
     return StreamBatch(tuple(arrays), own, own_at, results_at, sent, 4 * (counts_words + sum(sample_words)), at,
                        {k: tuple(v) for k, v in launches.items()}, tensor)
+
+
+def _jobs(groups: list[StreamGroup], arrays: list[GroupArrays]) -> tuple[dict[str, list], dict[str, int]]:
+    """Every group's jobs (arena offsets `arrays`) per kernel, and each kernel's largest work."""
+    jobs: dict[str, list] = {name: [] for name in DRAW_KERNELS + CHECK_KERNELS + SAMPLE_KERNELS}
+    work: dict[str, int] = dict.fromkeys(jobs, 0)
+    for g, a in zip(groups, arrays):
+        _group_jobs(g, a, jobs, work)
+    return jobs, work
 
 
 def _group_jobs(g: StreamGroup, a: GroupArrays, jobs: dict[str, list], work: dict[str, int]) -> None:
