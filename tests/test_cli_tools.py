@@ -183,6 +183,8 @@ def _bad_usage_cases(tmp: Path) -> list[list[str]]:
         ["numerics", "measure", "--json", report, "--checker", "cpu"],
         ["numerics", "measure", "--json", report, "--cross-check", "0"],
         ["numerics", "measure", "--json", report, "--markdown", str(tmp / "table.md")],
+        ["numerics", "measure", "--json", report, "--mixed-fp8", "--checker", "gpu"],
+        ["numerics", "measure", "--json", report, "--mixed-fp8", "--only", "bf16"],
         ["numerics", "fit", str(SUBNORMAL_SAMPLES)],
         ["numerics", "fit", "--profile", "sm_90a"],
         ["numerics", "fit", str(tmp / "missing"), "--profile", "sm_90a"],
@@ -383,6 +385,41 @@ def test_numerics_measure_end_to_end_with_a_stand_in_gpu(tmp_path, capsys, monke
     mismatch = kept["wgmma.bf16.f32/mismatch"]
     assert mismatch.size == 4096 and int(mismatch.sum()) == 1
     assert (kept["wgmma.bf16.f32/silicon"] != kept["wgmma.bf16.f32/model"]).tolist() == mismatch.tolist()
+
+
+def test_numerics_measure_mixed_fp8_and_fit_with_a_stand_in_gpu(tmp_path, capsys, monkeypatch):
+    """--mixed-fp8 measures e4m3 x e5m2 (the GPU replaced by the model's results under the mixed
+    formats): the report names both inputs, and numerics fit sweeps the kept vectors, the profile's
+    own datapath accepting all of them."""
+    import conformance.cli.numerics as cli_numerics
+    import conformance.tools.numerics_measure as tool
+    from conformance.core.formats import get_format, storage_dtype
+    from device.registers import pack_registers
+    from oracles.numerics import inner_product
+
+    def run_chunk(gpu, kernels, c, chunk, stages):
+        tiles, m, n = chunk["c"].shape
+        a = np.broadcast_to(chunk["a"][:, :, None, :], (tiles, m, n, c.k)).reshape(-1, c.k)
+        b = np.broadcast_to(chunk["b"][:, None, :, :], (tiles, m, n, c.k)).reshape(-1, c.k)
+        d = inner_product(a, b, chunk["c"].reshape(-1), ("e4m3", "e5m2"), c.acc, c.profile("sm_90a"))
+        return pack_registers(d.view(storage_dtype(get_format(c.acc))).reshape(tiles, m, n), *tool.d_fragment(c),
+                              tool.ACC_BITS[c.acc])
+
+    monkeypatch.setattr(cli_numerics, "hopper_gpu_or_skip", lambda command, target: _FakeGpu())
+    monkeypatch.setattr(tool, "run_chunk", run_chunk)
+    report, samples = tmp_path / "run.json", tmp_path / "samples.npz"
+    argv = ["numerics", "measure", "--mixed-fp8", "--only", "mma.sync.e4m3xe5m2.f32", "--count", "1000", "--jobs", "1",
+            "--json", str(report), "--samples", str(samples)]
+    assert main(argv) == 0, capsys.readouterr().err
+    entry, = json.loads(report.read_text())["combinations"]
+    assert (entry["id"], entry["input"], entry["b_input"], entry["profile"]) == (
+        "mma.sync.e4m3xe5m2.f32", "e4m3", "e5m2", "sm_90a.mma_sync")
+    assert entry["mismatches"] == 0 and entry["inner_products"] == 8192 * 16 * 8
+    capsys.readouterr()
+    assert main(["numerics", "fit", str(samples), "--profile", "sm_90a", "--json"]) == 0
+    sweep, = json.loads(capsys.readouterr().out)["sweeps"]
+    assert sweep["combination"] == "mma.sync.e4m3xe5m2.f32" and sweep["mismatches"]["profile"] == 0
+    assert any(v for k, v in sweep["mismatches"].items() if k != "profile"), "some variant must reject the vectors"
 
 
 # --- small real runs ---------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from conformance.core.isa.fragments import MMA_SYNC_SHAPES, register_elements, w
 from conformance.tools.numerics_measure import (
     ACC_BITS,
     COMBINATIONS,
+    MIXED_FP8,
     compare,
     d_fragment,
     kernel_source,
@@ -105,23 +106,45 @@ def test_wgmma_image_is_the_no_swizzle_k_major_layout():
                 assert image[byte // 2] == matrix[row, k]
 
 
+def test_the_mixed_fp8_combinations_are_the_isas_and_draw_b_in_its_own_format():
+    """mma.sync and wgmma take e4m3 x e5m2 and e5m2 x e4m3 with f32 or f16 accumulators (PTX ISA
+    9.7.14.5.14, 9.7.15.5.2): 8 combinations, each naming both formats in its instruction. Their
+    B operands are drawn in B's format: e5m2 vectors reach magnitudes above e4m3's largest finite
+    value (448), e4m3 ones never do."""
+    from conformance.core.formats import values
+
+    assert sorted(c.id for c in MIXED_FP8) == sorted(f"{f}.{a}x{b}.{acc}" for f in ("mma.sync", "wgmma")
+                                                     for a, b in (("e4m3", "e5m2"), ("e5m2", "e4m3"))
+                                                     for acc in ("f32", "f16"))
+    for c in MIXED_FP8:
+        if c.family == "mma.sync":
+            assert f".{c.acc}.{c.in_fmt}.{c.b_fmt}.{c.acc} " in c.mma_sync().render(), c.id
+        else:
+            assert (c.wgmma().atype, c.wgmma().btype) == (c.in_fmt, c.b_fmt), c.id
+        chunk = prepare(c, 64, seed=5)
+        finite = {x: (v := values(chunk[x].ravel(), fmt))[np.isfinite(v)] for x, fmt in (("a", c.in_fmt), ("b", c.b_fmt))}
+        largest = {x: float(np.abs(v).max()) for x, v in finite.items()}
+        assert (largest["a"] > 448) == (c.in_fmt == "e5m2") and (largest["b"] > 448) == (c.b_fmt == "e5m2"), (c.id, largest)
+
+
 @needs_assembler
 def test_every_kernel_assembles_for_sm_90a():
-    for c in COMBINATIONS:
+    for c in COMBINATIONS + MIXED_FP8:
         result = assemble(kernel_source(c), "sm_90a")
         assert result.ok, (c.id, result.diagnostics[:2])
 
 
-@pytest.mark.parametrize("cid", ["mma.sync.e4m3.f16", "wgmma.tf32.f32", "mma.sync.s8.s32.satfinite"])
+@pytest.mark.parametrize("cid", ["mma.sync.e4m3.f16", "wgmma.tf32.f32", "mma.sync.s8.s32.satfinite",
+                                 "mma.sync.e4m3xe5m2.f32", "wgmma.e5m2xe4m3.f16"])
 def test_compare_counts_a_planted_one_bit_error(cid):
     """Silicon simulated by the model itself: 0 mismatches; one flipped bit: exactly 1."""
-    c = next(x for x in COMBINATIONS if x.id == cid)
+    c = next(x for x in COMBINATIONS + MIXED_FP8 if x.id == cid)
     chunk = prepare(c, 8, seed=3)
     a, b, cm = chunk["a"], chunk["b"], chunk["c"]
     tiles, m, n = cm.shape
     want = inner_product(np.broadcast_to(a[:, :, None], (tiles, m, n, c.k)).reshape(-1, c.k),
                          np.broadcast_to(b[:, None], (tiles, m, n, c.k)).reshape(-1, c.k),
-                         cm.reshape(-1), c.in_fmt, c.acc, c.profile("sm_90a"), saturate=c.saturate)
+                         cm.reshape(-1), c.inputs, c.acc, c.profile("sm_90a"), saturate=c.saturate)
     words = pack_registers(want.reshape(tiles, m, n), *d_fragment(c), ACC_BITS[c.acc])
     assert compare(c, chunk, words, "sm_90a")["mismatches"] == 0
     words[1, 0, 5] ^= 1

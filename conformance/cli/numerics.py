@@ -78,13 +78,22 @@ def add_measure(sub) -> None:
     mea.add_argument("--tcgen05", choices=("sm_100a", "sm_103a"), metavar="TARGET",
                      help="measure the tcgen05 forms of TARGET (sm_100a on a B200, sm_103a on a B300: every kind, format, "
                           "scale format and scale_vec) instead of Hopper's; --profile then defaults to sm_100a")
+    mea.add_argument("--mixed-fp8", action="store_true",
+                     help="measure the mixed fp8 combinations instead (e4m3 x e5m2 and e5m2 x e4m3 through mma.sync "
+                          "and wgmma, f32 and f16 accumulators: 8 in all; --checker host), which settle "
+                          "A-MMA-SP-MIXED-FP8 (docs/assumptions.md)")
     mea.set_defaults(func=cmd_measure)
 
 
 def cmd_measure(args: argparse.Namespace) -> int:
-    from conformance.tools.numerics_measure import COMBINATIONS, measure, select, stage_table, tcgen05_combinations
+    from conformance.tools.numerics_measure import (
+        COMBINATIONS, MIXED_FP8, measure, select, stage_table, tcgen05_combinations,
+    )
 
-    pool = tcgen05_combinations(args.tcgen05) if args.tcgen05 else COMBINATIONS
+    if args.mixed_fp8 and (args.tcgen05 or args.checker == "gpu"):
+        raise UsageError("--mixed-fp8 measures Hopper's mixed fp8 combinations with --checker host "
+                         "(the GPU checker draws one input format), without --tcgen05")
+    pool = tcgen05_combinations(args.tcgen05) if args.tcgen05 else MIXED_FP8 if args.mixed_fp8 else COMBINATIONS
     for text in args.only:
         if not select([text], pool):
             raise UsageError(f"--only {text!r} matches no combination (ids look like {pool[0].id}, {pool[-1].id})")

@@ -60,7 +60,9 @@ def _variants(dp: Datapath, k: int) -> Iterator[tuple[str, Datapath]]:
 
 
 def _only(base: Profile, fmt: str, acc: str, dp: Datapath) -> Profile:
-    return Profile(name=base.name, description="sweep", datapaths={(fmt, acc): dp})
+    """`base` with the datapath of `fmt` -> `acc` replaced by `dp` (the others kept: a mixed
+    product takes its A format's datapath, and needs its B format's to exist)."""
+    return Profile(name=base.name, description="sweep", datapaths={**base.datapaths, (fmt, acc): dp})
 
 
 def sweep(path: str, profile_name: str) -> list[dict]:
@@ -89,7 +91,7 @@ def sweep(path: str, profile_name: str) -> list[dict]:
 def sweep_samples(path: str, profile_name: str) -> list[dict]:
     """The same sweep over the silicon samples that `numerics measure --samples` keeps (arrays
     `<combination>/a|b|c|silicon`), per combination, each under its instruction's profile variant."""
-    from conformance.tools.numerics_measure import COMBINATIONS
+    from conformance.tools.numerics_measure import COMBINATIONS, MIXED_FP8
 
     try:
         data = np.load(path)
@@ -97,7 +99,7 @@ def sweep_samples(path: str, profile_name: str) -> list[dict]:
     except (OSError, ValueError, zipfile.BadZipFile) as e:
         raise FitInputError(f"{path}: not a samples file of numerics measure ({' '.join(str(e).split())})") from None
     rows = []
-    for c in COMBINATIONS:
+    for c in COMBINATIONS + MIXED_FP8:
         if f"{c.id}/silicon" not in files:
             continue
         missing = [f"{c.id}/{x}" for x in ("a", "b", "c") if f"{c.id}/{x}" not in files]
@@ -108,7 +110,8 @@ def sweep_samples(path: str, profile_name: str) -> list[dict]:
         dp = base.datapath(c.in_fmt, c.acc)
         results = {}
         for label, variant in [("profile", dp), *_variants(dp, c.k)]:
-            got = inner_product(a, b, acc_in, c.in_fmt, c.acc, _only(base, c.in_fmt, c.acc, variant), saturate=c.saturate)
+            # mixed inputs take A's datapath (`oracles.numerics.model.datapath_of`): the one varied
+            got = inner_product(a, b, acc_in, c.inputs, c.acc, _only(base, c.in_fmt, c.acc, variant), saturate=c.saturate)
             results[label] = int((got.view(silicon.dtype) != silicon).sum())
         rows.append({"combination": c.id, "profile": base.name, "vectors": int(silicon.size), "mismatches": results})
     if not rows:

@@ -61,16 +61,23 @@ class Combination:
     """One instruction family and format combination measured (a tcgen05 one carries its form)."""
 
     family: str  # "mma.sync", "wgmma" or "tcgen05"
-    in_fmt: str
+    in_fmt: str  # A's format, and B's unless `b_fmt` names another
     acc: str
     satfinite: bool = False
     form: Tcgen05Form | None = None
+    b_fmt: str | None = None  # mixed inputs: B's format (fp8: e4m3 x e5m2 or e5m2 x e4m3)
 
     @property
     def id(self) -> str:
         if self.form is not None:
             return self.form.id
-        return f"{self.family}.{self.in_fmt}.{self.acc}{'.satfinite' if self.satfinite else ''}"
+        inputs = f"{self.in_fmt}x{self.b_fmt}" if self.b_fmt else self.in_fmt
+        return f"{self.family}.{inputs}.{self.acc}{'.satfinite' if self.satfinite else ''}"
+
+    @property
+    def inputs(self) -> str | tuple[str, str]:
+        """The input formats as the model and the vector families take them: one, or (A, B)."""
+        return (self.in_fmt, self.b_fmt) if self.b_fmt else self.in_fmt
 
     @property
     def k(self) -> int:
@@ -103,14 +110,18 @@ class Combination:
 
     def wgmma(self) -> WgmmaMma:
         transpose = 0 if INPUT_BITS[self.in_fmt] == 16 else None  # imm-trans only for 16-bit types
-        return WgmmaMma(n=WGMMA_N, k=self.k, dtype=self.acc, atype=self.in_fmt, btype=self.in_fmt,
+        return WgmmaMma(n=WGMMA_N, k=self.k, dtype=self.acc, atype=self.in_fmt, btype=self.b_fmt or self.in_fmt,
                         satfinite=self.satfinite, imm_trans_a=transpose, imm_trans_b=transpose)
 
     def mma_sync(self) -> MmaSyncInstruction:
-        return MmaSyncInstruction(self.k, self.in_fmt, self.in_fmt, self.acc, self.satfinite)
+        return MmaSyncInstruction(self.k, self.in_fmt, self.b_fmt or self.in_fmt, self.acc, self.satfinite)
 
 
 COMBINATIONS = tuple(Combination(f, i, a, s) for f in ("mma.sync", "wgmma") for i, a, s in HOPPER_FORMATS)
+# mixed fp8 inputs, which mma.sync (m16n8k32) and wgmma take (PTX ISA 9.7.14.5.14, 9.7.15.5.2): measured
+# apart from the 24 same-type combinations, to settle A-MMA-SP-MIXED-FP8 (docs/assumptions.md)
+MIXED_FP8 = tuple(Combination(f, a, acc, b_fmt=b) for f in ("mma.sync", "wgmma")
+                  for a, b in (("e4m3", "e5m2"), ("e5m2", "e4m3")) for acc in ("f32", "f16"))
 
 
 def tcgen05_combinations(target: str) -> tuple[Combination, ...]:
@@ -133,7 +144,7 @@ def tiles_of(c: Combination, tiles: int, seed: int) -> tuple[np.ndarray, np.ndar
     m, n = c.tile
     rows = max(m, n)
     rng = np.random.default_rng(seed)
-    a, b, cc, labels = mix(c.in_fmt, c.acc, c.k, tiles * rows, rng)
+    a, b, cc, labels = mix(c.inputs, c.acc, c.k, tiles * rows, rng)
     order = rng.permutation(tiles * rows)
     a, b, cc, labels = a[order], b[order], cc[order], labels[order]
     a = a.reshape(tiles, rows, c.k)[:, :m]
@@ -256,7 +267,7 @@ def compare(c: Combination, chunk: dict, d_words: np.ndarray, profile: str, tiny
             scales = {"a_scale": np.broadcast_to(chunk["a_scale"][:, :, None], (tiles, m, n, f)).reshape(-1, f),
                       "b_scale": np.broadcast_to(chunk["b_scale"][:, None], (tiles, m, n, f)).reshape(-1, f),
                       "scale_fmt": c.form.scale_fmt}
-        want = inner_product(a_all, b_all, cm.reshape(-1), c.in_fmt, c.acc, c.profile(profile), saturate=c.saturate,
+        want = inner_product(a_all, b_all, cm.reshape(-1), c.inputs, c.acc, c.profile(profile), saturate=c.saturate,
                              **scales)
     with stages("compare"):
         result = _compared(c, chunk, got, want, a_all, b_all, tiny)
@@ -416,7 +427,7 @@ def measure(gpu, combinations: Sequence[Combination], count: int, seed: int, pro
             for r in results:
                 stages["workers"].merge(r["stages"])
             entry = {"id": c.id, "instruction": c.family, "profile": c.profile(profile),
-                     "input": c.in_fmt, "accumulator": c.acc, "satfinite": c.satfinite,
+                     "input": c.in_fmt, "b_input": c.b_fmt or c.in_fmt, "accumulator": c.acc, "satfinite": c.satfinite,
                      "k": c.k, "inner_products": sum(r["inner_products"] for r in results),
                      "mismatches": sum(r["mismatches"] for r in results),
                      "per_family": _sum_dicts(r["per_family"] for r in results),
