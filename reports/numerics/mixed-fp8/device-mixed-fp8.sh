@@ -12,3 +12,5 @@ python3 -m conformance numerics measure --only .e4m3. --only .e5m2. --count 3e7 
 cd $OUT && tar czf results.tgz r && rm -rf r
 # (a second call) the lowering against every vector of 4 chunks per fp8 mma.sync combination:
 #   python3 reports/numerics/mixed-fp8/hmma_lowering.py --gpu --count 4e6 > $OUT/hmma-lowering-gpu.json
+# (on the dev machine) the same over the kept samples:
+#   python3 reports/numerics/mixed-fp8/hmma_lowering.py reports/numerics/mixed-fp8/mixed.npz reports/numerics/mixed-fp8/same.npz

@@ -10,8 +10,14 @@ or HADD2 (f16). This script computes that composition with the model's own f16 d
     python3 reports/numerics/mixed-fp8/hmma_lowering.py SAMPLES.npz ...      # kept vectors (numerics measure --samples)
     python3 reports/numerics/mixed-fp8/hmma_lowering.py --gpu --count N       # every vector, on an sm_90 GPU
 
-Prints one JSON object: per mma.sync combination, vectors compared, and how many differ (those
-where both results are NaN apart: a NaN's payload is not modelled here)."""
+A second reading stays within the model's datapath parameters: the fitted fp8 datapath of
+`sm_90a.mma_sync` (two interleaved groups of 16, RZ, C added after with RNE) applied to the
+operands widened to f16 first, which is what F2FP does. Only e4m3's subnormals change: they
+become f16 normal numbers, and the alignment exponent of their products falls.
+
+Prints one JSON object: per mma.sync combination, vectors compared, and for each reading how many
+differ and, of those, how many are NaN in both results. The composition adds C with numpy, so it
+does not model a NaN's payload; the widened reading is the model's own, NaNs included."""
 
 from __future__ import annotations
 
@@ -27,6 +33,7 @@ sys.path.insert(0, ROOT)
 
 from conformance.core.formats import values  # noqa: E402
 from oracles.numerics import inner_product  # noqa: E402
+from oracles.numerics.profiles import Profile, get_profile  # noqa: E402
 
 LOW = np.array([k for k in range(32) if k % 4 in (0, 1)])  # the first HMMA's products
 HIGH = LOW + 2  # the second's
@@ -42,6 +49,19 @@ def lowered(a: np.ndarray, b: np.ndarray, c: np.ndarray, a_fmt: str, b_fmt: str,
     second = inner_product(a16[:, HIGH], b16[:, HIGH], first, "f16", acc, "sm_90a.mma_sync")
     with np.errstate(all="ignore"):
         return (second.view(dtype) + c.astype(zero.dtype).view(dtype)).astype(dtype).view(zero.dtype)
+
+
+def widened(a: np.ndarray, b: np.ndarray, c: np.ndarray, a_fmt: str, b_fmt: str, acc: str) -> np.ndarray:
+    """Codes of D: the fitted fp8 datapath of `sm_90a.mma_sync` (A's format's) over the operands
+    widened to f16."""
+    base = get_profile("sm_90a.mma_sync")
+    profile = Profile(name="sm_90a.mma_sync, fp8 widened to f16", description="",
+                      datapaths={**base.datapaths, ("f16", acc): base.datapath(a_fmt, acc)})
+    a16, b16 = (values(x.astype(np.uint32), f).astype(np.float16).view(np.uint16) for x, f in ((a, a_fmt), (b, b_fmt)))
+    return inner_product(a16, b16, c, "f16", acc, profile)
+
+
+READINGS = {"lowering": lowered, "widened": widened}
 
 
 def differing(got: np.ndarray, silicon: np.ndarray, acc: str) -> tuple[int, int]:
@@ -64,9 +84,11 @@ def from_samples(paths: list[str]) -> dict:
         for cid in sorted({k.split("/")[0] for k in data.files if k.startswith("mma.sync.e")}):
             a_fmt, b_fmt, acc = formats(cid)
             a, b, c, silicon = (data[f"{cid}/{x}"] for x in ("a", "b", "c", "silicon"))
-            bad, nan = differing(lowered(a, b, c, a_fmt, b_fmt, acc), silicon, acc)
-            out[cid] = {"file": os.path.basename(path), "vectors": int(silicon.size), "differ": bad, "both_nan": nan,
+            out[cid] = {"file": os.path.basename(path), "vectors": int(silicon.size),
                         "model_mismatches_kept": int(data[f"{cid}/mismatch"].sum())}
+            for name, reading in READINGS.items():
+                bad, nan = differing(reading(a, b, c, a_fmt, b_fmt, acc), silicon, acc)
+                out[cid][name] = {"differ": bad, "both_nan": nan}
     return out
 
 
@@ -79,16 +101,18 @@ def on_gpu(count: int, seed: int) -> dict:
     out = {}
     for ci, c in enumerate(x for x in MIXED_FP8 + COMBINATIONS if x.family == "mma.sync" and x.in_fmt in ("e4m3", "e5m2")):
         kernels = {c.id: gpu.load(kernel_source(c), c.arch).get_kernel(c.entry)}
-        total = bad = nan = 0
+        out[c.id] = {"vectors": 0, **{name: {"differ": 0, "both_nan": 0} for name in READINGS}}
         for i in range(-(-count // (8192 * 16 * 8))):
             chunk = prepare(c, 8192, seed * 1_000_003 + ci * 10_007 + i)
             got = unpack_d(c, run_chunk(gpu, kernels, c, chunk, Stages())).reshape(-1)
             tiles, m, n = chunk["c"].shape
             a = np.broadcast_to(chunk["a"][:, :, None, :], (tiles, m, n, c.k)).reshape(-1, c.k)
             b = np.broadcast_to(chunk["b"][:, None, :, :], (tiles, m, n, c.k)).reshape(-1, c.k)
-            d, both = differing(lowered(a, b, chunk["c"].reshape(-1), c.in_fmt, c.b_fmt or c.in_fmt, c.acc), got, c.acc)
-            total, bad, nan = total + got.size, bad + d, nan + both
-        out[c.id] = {"vectors": total, "differ": bad, "both_nan": nan}
+            out[c.id]["vectors"] += got.size
+            for name, reading in READINGS.items():
+                d, both = differing(reading(a, b, chunk["c"].reshape(-1), c.in_fmt, c.b_fmt or c.in_fmt, c.acc), got, c.acc)
+                out[c.id][name]["differ"] += d
+                out[c.id][name]["both_nan"] += both
         print(c.id, out[c.id], file=sys.stderr, flush=True)
     return {"gpu": gpu.name, "driver": gpu.driver, "combinations": out}
 
