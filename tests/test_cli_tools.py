@@ -338,24 +338,33 @@ def test_campaign_finds_a_planted_difference_and_writes_its_report(tmp_path, cap
     assert "6 programs" in err and "gpu_workers  launch" in err
 
 
+def _model_words(c, chunk: dict) -> np.ndarray:
+    """A stand-in GPU's D fragment words for a chunk of `numerics measure`: the model's own results
+    under the combination's formats and profile (sm_90a's variant), packed as the kernel stores them."""
+    import conformance.tools.numerics_measure as tool
+    from conformance.core.formats import get_format, storage_dtype
+    from device.registers import pack_registers
+    from oracles.numerics import inner_product
+
+    tiles, m, n = chunk["c"].shape
+    a = np.broadcast_to(chunk["a"][:, :, None, :], (tiles, m, n, c.k)).reshape(-1, c.k)
+    b = np.broadcast_to(chunk["b"][:, None, :, :], (tiles, m, n, c.k)).reshape(-1, c.k)
+    d = inner_product(a, b, chunk["c"].reshape(-1), c.inputs, c.acc, c.profile("sm_90a"), saturate=c.saturate)
+    return pack_registers(d.view(storage_dtype(get_format(c.acc))).reshape(tiles, m, n), *tool.d_fragment(c),
+                          tool.ACC_BITS[c.acc])
+
+
 def test_numerics_measure_end_to_end_with_a_stand_in_gpu(tmp_path, capsys, monkeypatch):
     """numerics measure as the CLI runs it, the GPU replaced by the model's own results packed into
     the D fragment: 0 mismatches; one flipped bit in a D register: exactly one mismatch, kept in the
     samples. Every stage is timed in the report and printed."""
     import conformance.cli.numerics as cli_numerics
     import conformance.tools.numerics_measure as tool
-    from conformance.core.formats import get_format, storage_dtype
-    from device.registers import pack_registers
-    from oracles.numerics import inner_product
 
     flips = []
 
     def run_chunk(gpu, kernels, c, chunk, stages):
-        tiles, m, n = chunk["c"].shape
-        a = np.broadcast_to(chunk["a"][:, :, None, :], (tiles, m, n, c.k)).reshape(-1, c.k)
-        b = np.broadcast_to(chunk["b"][:, None, :, :], (tiles, m, n, c.k)).reshape(-1, c.k)
-        d = inner_product(a, b, chunk["c"].reshape(-1), c.in_fmt, c.acc, c.profile("sm_90a"), saturate=c.saturate)
-        words = pack_registers(d.view(storage_dtype(get_format(c.acc))).reshape(tiles, m, n), *tool.d_fragment(c), tool.ACC_BITS[c.acc])
+        words = _model_words(c, chunk)
         if flips:
             words[0, 0, 0] ^= 1 << 3
         return words
@@ -393,20 +402,9 @@ def test_numerics_measure_mixed_fp8_and_fit_with_a_stand_in_gpu(tmp_path, capsys
     own datapath accepting all of them."""
     import conformance.cli.numerics as cli_numerics
     import conformance.tools.numerics_measure as tool
-    from conformance.core.formats import get_format, storage_dtype
-    from device.registers import pack_registers
-    from oracles.numerics import inner_product
-
-    def run_chunk(gpu, kernels, c, chunk, stages):
-        tiles, m, n = chunk["c"].shape
-        a = np.broadcast_to(chunk["a"][:, :, None, :], (tiles, m, n, c.k)).reshape(-1, c.k)
-        b = np.broadcast_to(chunk["b"][:, None, :, :], (tiles, m, n, c.k)).reshape(-1, c.k)
-        d = inner_product(a, b, chunk["c"].reshape(-1), ("e4m3", "e5m2"), c.acc, c.profile("sm_90a"))
-        return pack_registers(d.view(storage_dtype(get_format(c.acc))).reshape(tiles, m, n), *tool.d_fragment(c),
-                              tool.ACC_BITS[c.acc])
 
     monkeypatch.setattr(cli_numerics, "hopper_gpu_or_skip", lambda command, target: _FakeGpu())
-    monkeypatch.setattr(tool, "run_chunk", run_chunk)
+    monkeypatch.setattr(tool, "run_chunk", lambda gpu, kernels, c, chunk, stages: _model_words(c, chunk))
     report, samples = tmp_path / "run.json", tmp_path / "samples.npz"
     argv = ["numerics", "measure", "--mixed-fp8", "--only", "mma.sync.e4m3xe5m2.f32", "--count", "1000", "--jobs", "1",
             "--json", str(report), "--samples", str(samples)]
