@@ -35,10 +35,11 @@ struct ck_params {
   // Datapath (oracles/numerics/profiles.py), resolved: group_precision is a number of bits.
   int k_step, split_ways, split_stride, align_frac_bits, has_floor, align_floor, group_precision;
   int group_rne, c_first_group, final_rne, subnormal_inputs, subnormal_outputs, zero_positive;
+  int a_floor, b_floor;  // the exponents subnormal A and B operands are normalised down to (ck_widened)
 };
 
 #define CK_FORMAT_VALUES 10
-#define CK_PARAMETER_COUNT (5 + 3 * CK_FORMAT_VALUES + 13)
+#define CK_PARAMETER_COUNT (5 + 3 * CK_FORMAT_VALUES + 13 + 2)
 
 CK_HD inline ck_format ck_format_from(const ck_i64* s) {
   ck_format f;
@@ -60,6 +61,7 @@ CK_HD inline ck_params ck_from_array(const ck_i64* p) {
   q.has_floor = (int)d[4]; q.align_floor = (int)d[5]; q.group_precision = (int)d[6]; q.group_rne = (int)d[7];
   q.c_first_group = (int)d[8]; q.final_rne = (int)d[9]; q.subnormal_inputs = (int)d[10];
   q.subnormal_outputs = (int)d[11]; q.zero_positive = (int)d[12];
+  q.a_floor = (int)d[13]; q.b_floor = (int)d[14];
   return q;
 }
 
@@ -96,6 +98,18 @@ CK_HD inline ck_value ck_decode(const ck_format* f, ck_u32 bits, int subnormals)
   if (v.cls != CK_FINITE) {
     v.mant = 0;
     v.aexp = CK_ZERO_EXP;
+  }
+  return v;
+}
+
+// The operand as a format whose smallest normal exponent is `floor` holds it: a profile's
+// widened_inputs (sm_90a warp-level fp8, unpacked to f16 before the HMMA), where a subnormal of
+// the narrow format is normal. The value is unchanged; its products align lower.
+CK_HD inline ck_value ck_widened(ck_value v, int floor) {
+  if (v.cls != CK_FINITE) return v;
+  while (v.mant < (1ll << v.frac) && v.aexp > floor) {
+    v.mant <<= 1;
+    v.aexp--;
   }
   return v;
 }
@@ -215,7 +229,8 @@ CK_HD inline ck_u32 ck_float_dot(const ck_params* P, const ck_u32* a, const ck_u
   int paexp[CK_MAX_K], pinf[CK_MAX_K];  // pinf: sign of an infinite product, -1 if finite
   int nan_row = 0, pos = 0, neg = 0, all_neg_zero = 1;
   for (int k = 0; k < P->k; k++) {
-    ck_value x = ck_decode(&P->a, a[k], P->subnormal_inputs), y = ck_decode(&P->b, b[k], P->subnormal_inputs);
+    ck_value x = ck_widened(ck_decode(&P->a, a[k], P->subnormal_inputs), P->a_floor);
+    ck_value y = ck_widened(ck_decode(&P->b, b[k], P->subnormal_inputs), P->b_floor);
     psign[k] = x.sign ^ y.sign;
     pmant[k] = x.mant * y.mant;
     paexp[k] = x.aexp + y.aexp;

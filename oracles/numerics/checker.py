@@ -23,7 +23,7 @@ from .profiles import Datapath, Profile, get_profile
 #: The C source of the checker.
 C_SOURCE = Path(__file__).with_name("checker.h")
 MAX_K = 32  # CK_MAX_K: the longest vector the checker takes (K of every Hopper mma/wgmma)
-PARAMETER_COUNT = 5 + 3 * 10 + 13
+PARAMETER_COUNT = 5 + 3 * 10 + 13 + 2
 
 
 def _format_values(name: str) -> list[int]:
@@ -65,11 +65,14 @@ def parameters(in_fmt: str, acc_fmt: str, k: int, profile: str | Profile, *, b_f
         if facc.name != "s32":
             raise ValueError("integer inputs accumulate into s32")
         sat = (prof.int_overflow == "saturate") if saturate is None else saturate
-        values = [*head, int(fin.signed), int(fb.signed), int(sat), *([0] * 30), *([0] * 13)]
+        values = [*head, int(fin.signed), int(fb.signed), int(sat), *([0] * 30), *([0] * 13), 0, 0]
     else:
         dp = datapath or datapath_of(prof, in_fmt, b_fmt, acc_fmt)
+        # the exponent a subnormal operand is normalised down to: its own format's minimum, or that of
+        # the format the profile widens it to (`widened_inputs`, as the model converts it)
+        floors = [get_format(prof.widened_inputs.get(f.name, f.name)).emin for f in (fin, fb)]
         values = [*head, 0, 0, 0, *_format_values(in_fmt), *_format_values(b_fmt), *_format_values(acc_fmt),
-                  *_datapath_values(dp, facc, k)]
+                  *_datapath_values(dp, facc, k), *floors]
     out = np.array(values, dtype=np.int64)
     assert out.size == PARAMETER_COUNT
     return out

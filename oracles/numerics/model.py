@@ -35,6 +35,7 @@ from conformance.core.formats import (
     get_format,
     inf_bits,
     storage_dtype,
+    values,
 )
 
 from .fixedpoint import fused_sum, round_scaled
@@ -105,6 +106,10 @@ def inner_product(
     if not isinstance(facc, FloatFormat) or facc.name not in ("f32", "f16"):
         raise ValueError(f"floating-point inputs accumulate into f32 or f16, not {facc.name}")
     dp = datapath_of(prof, fa.name, fb.name, facc.name)
+    if fa.name in prof.widened_inputs:  # converted exactly before the datapath reads them
+        a, fa = _widened(a, fa, prof.widened_inputs[fa.name])
+    if fb.name in prof.widened_inputs:
+        b, fb = _widened(b, fb, prof.widened_inputs[fb.name])
     scales = None
     if (a_scale is None) != (b_scale is None):
         raise ValueError("give both a_scale and b_scale, or neither")
@@ -120,6 +125,28 @@ def inner_product(
         sc = None if scales is None else (scales[0][lo:hi], scales[1][lo:hi], scales[2])
         out[lo:hi] = _float_dot(a[lo:hi], b[lo:hi], c[lo:hi], fa, fb, facc, dp, sc)
     return out.reshape(batch_shape)
+
+
+@lru_cache(maxsize=None)
+def _widening_table(name: str, target: str) -> np.ndarray:
+    """The `target` code of every `name` code, converted exactly (NaN to NaN, signs kept)."""
+    fmt, wide = get_format(name), get_format(target)
+    numpy_type = {"f16": np.float16, "f32": np.float32}.get(wide.name)
+    if numpy_type is None or not isinstance(fmt, FloatFormat):
+        raise ValueError(f"a profile widens {name} to {target}: only float inputs to f16 or f32 are modelled")
+    v = values(np.arange(1 << code_bits(fmt), dtype=np.uint32), name)
+    with np.errstate(invalid="ignore", over="ignore"):
+        w = v.astype(numpy_type)
+    same = (w.astype(np.float64) == v) | (np.isnan(v) & np.isnan(w))
+    if not same.all():
+        raise ValueError(f"{name} does not widen exactly to {target}")
+    return w.view(storage_dtype(wide))
+
+
+def _widened(codes: np.ndarray, fmt: FloatFormat, target: str) -> tuple[np.ndarray, FloatFormat]:
+    """Codes of `fmt` as codes of `target` (a profile's `widened_inputs`), and that format."""
+    index = _codes(np.asarray(codes), fmt)
+    return _widening_table(fmt.name, target)[index], get_format(target)
 
 
 def datapath_of(prof: Profile, a_fmt: str, b_fmt: str, acc_fmt: str) -> Datapath:

@@ -30,6 +30,7 @@ from types import MappingProxyType
 from typing import Any, Literal, Mapping, get_args
 
 from conformance.core.inputs import InputError, parse_json, read_text
+from conformance.core.formats import get_format
 from conformance.core.isa.targets import TARGETS
 from conformance.core.numeric_profiles import NUMERIC_PROFILES, PROFILE_NAMES
 
@@ -100,7 +101,10 @@ class Profile:
     ``default`` (if set) is used for combinations not listed; ``int_overflow`` is what the
     integer kinds do with s32 overflow when the caller does not ask for saturation.
     ``provenance`` says where a profile loaded from a file came from (source, GPU, driver,
-    command, date); the built-in profiles carry theirs per parameter only.
+    command, date); the built-in profiles carry theirs per parameter only. ``widened_inputs``
+    maps an input format to the format the instruction converts it to, exactly, before its
+    datapath reads it (the datapath is still the one of the original formats); its provenance
+    is ``widened_inputs_provenance``.
     """
 
     name: str
@@ -111,11 +115,16 @@ class Profile:
     int_overflow_provenance: str = ""
     unsupported: Mapping[str, str] = field(default_factory=dict)
     provenance: Mapping[str, str] = field(default_factory=dict)
+    widened_inputs: Mapping[str, str] = field(default_factory=dict)
+    widened_inputs_provenance: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "datapaths", MappingProxyType(dict(self.datapaths)))
         object.__setattr__(self, "unsupported", MappingProxyType(dict(self.unsupported)))
         object.__setattr__(self, "provenance", MappingProxyType(dict(self.provenance)))
+        object.__setattr__(self, "widened_inputs", MappingProxyType(dict(self.widened_inputs)))
+        if self.widened_inputs and not self.widened_inputs_provenance:
+            raise ValueError("widened inputs without provenance")
 
     def datapath(self, in_fmt: str, acc_fmt: str) -> Datapath:
         """The datapath for an input/accumulator pair, or ValueError naming what is missing."""
@@ -143,6 +152,8 @@ class Profile:
             out["unsupported"] = dict(self.unsupported)
         if self.provenance:
             out["provenance"] = dict(self.provenance)
+        if self.widened_inputs:
+            out["widened_inputs"] = {"value": dict(self.widened_inputs), "provenance": self.widened_inputs_provenance}
         return out
 
 
@@ -500,6 +511,12 @@ SM90A_MMA_SYNC = replace(
     name="sm_90a.mma_sync",
     description="NVIDIA H100 (Hopper, sm_90a) tensor cores through warp-level mma.sync / mma.sp (measured on H100)",
     datapaths={**SM90A.datapaths, **{(f, acc): _fp8_mma_sync("H100", acc) for f in ("e4m3", "e5m2") for acc in ("f32", "f16")}},
+    widened_inputs={"e4m3": "f16", "e5m2": "f16"},
+    widened_inputs_provenance=(
+        "ptxas (nvJitLink 13.5) lowers warp-level fp8 MMA on sm_90a to F2FP.F16 unpacking and two HMMA "
+        "(reports/numerics/mixed-fp8/sass); the fp8 datapath on f16-widened operands reproduces 3.4e7 H100 "
+        "mma.sync inner products bit for bit, mixed and same-type (reports/numerics/mixed-fp8/hmma-lowering-gpu.json); "
+        "without the widening mixed e4m3 x e5m2 missed 0.47-0.90 % (A-MMA-SP-MIXED-FP8)"),
 )
 
 EXACT_PROFILE = Profile(
@@ -628,7 +645,7 @@ def profile_from_dict(data: Any) -> Profile:
     malformed. Keys other than the profile's own (an inference report's "inference") are refused
     unless listed in `_EXTRA_KEYS`."""
     data = _object(data, "$", {"name", "description", "int_overflow", "datapaths"},
-                   {"default", "unsupported", "provenance", *_EXTRA_KEYS})
+                   {"default", "unsupported", "provenance", "widened_inputs", *_EXTRA_KEYS})
     overflow = _object(data["int_overflow"], "$.int_overflow", {"value", "provenance"})
     if overflow["value"] not in ("wrap", "saturate"):
         _fail("$.int_overflow.value", f"{json.dumps(overflow['value'])[:40]} is not one of wrap, saturate")
@@ -650,6 +667,17 @@ def profile_from_dict(data: Any) -> Profile:
     target = extra["provenance"].get("target")
     if target is not None and target not in TARGETS:
         _fail("$.provenance.target", f"{json.dumps(target)[:40]} is not a target ({', '.join(TARGETS)})")
+    if "widened_inputs" in data:
+        widened = _object(data["widened_inputs"], "$.widened_inputs", {"value", "provenance"})
+        if not isinstance(widened["value"], dict):
+            _fail("$.widened_inputs.value", "expected an object (input format -> format)")
+        extra["widened_inputs"] = {k: _string(v, f"$.widened_inputs.value.{k}") for k, v in widened["value"].items()}
+        for k, v in extra["widened_inputs"].items():
+            try:
+                get_format(k), get_format(v)
+            except ValueError as e:
+                _fail(f"$.widened_inputs.value.{k}", str(e))
+        extra["widened_inputs_provenance"] = _string(widened["provenance"], "$.widened_inputs.provenance")
     return Profile(name=_string(data["name"], "$.name"), description=_string(data["description"], "$.description"),
                    datapaths=datapaths, default=default, int_overflow=overflow["value"],
                    int_overflow_provenance=_string(overflow["provenance"], "$.int_overflow.provenance"), **extra)
