@@ -60,9 +60,10 @@ def _variants(dp: Datapath, k: int) -> Iterator[tuple[str, Datapath]]:
 
 
 def _only(base: Profile, fmt: str, acc: str, dp: Datapath) -> Profile:
-    """`base` with the datapath of `fmt` -> `acc` replaced by `dp` (the others kept: a mixed
-    product takes its A format's datapath, and needs its B format's to exist)."""
-    return Profile(name=base.name, description="sweep", datapaths={**base.datapaths, (fmt, acc): dp})
+    """`base` with the datapath of `fmt` -> `acc` replaced by `dp` (the rest kept: a mixed
+    product takes its A format's datapath and needs its B format's to exist, and an operand the
+    profile widens is widened for every variant)."""
+    return dataclasses.replace(base, description="sweep", datapaths={**base.datapaths, (fmt, acc): dp})
 
 
 def sweep(path: str, profile_name: str) -> list[dict]:
