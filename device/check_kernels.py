@@ -315,22 +315,9 @@ unsigned tile_codes[64 * 32 * 2 + 64 * 64];  // the largest tile: wgmma m64n64k3
 def host_library(cuda_source: str, directory: str):
     """`cuda_source` compiled for this CPU through `HOST_STAND_IN` (g++) and loaded with ctypes;
     RuntimeError with the compiler's message when g++ is missing or fails."""
-    import ctypes
-    import shutil
-    import subprocess
-    from pathlib import Path
+    from conformance.core.host_build import shared_library
 
-    gxx = shutil.which("g++")
-    if gxx is None:
-        raise RuntimeError("g++ not found: the CPU build of the checker kernels needs a C++ compiler")
-    out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "kernels.cpp").write_text(HOST_STAND_IN + cuda_source)
-    done = subprocess.run([gxx, "-O2", "-shared", "-fPIC", "-std=c++17", str(out / "kernels.cpp"), "-o",
-                           str(out / "kernels.so")], capture_output=True, text=True)
-    if done.returncode:
-        raise RuntimeError(f"g++ failed on the checker kernels: {done.stderr.strip()}")
-    return ctypes.CDLL(str(out / "kernels.so"))
+    return shared_library(HOST_STAND_IN + cuda_source, directory, "kernels", "the CPU build of the checker kernels")
 
 
 def nvrtc_version() -> str:

@@ -7,8 +7,6 @@ reference (docs/numerics.md, "Checking at silicon speed")."""
 from __future__ import annotations
 
 import ctypes
-import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from conformance.core.formats import FloatFormat, IntFormat, code_bits, get_format, storage_dtype
+from conformance.core.host_build import shared_library
 
 from .model import datapath_of, inner_product
 from .profiles import Datapath, Profile, get_profile
@@ -107,20 +106,9 @@ class HostChecker:
     def build(stream_header: Path, directory: str | None = None) -> "HostChecker":
         """Compile `checker.h` with the operand stream's header (`generators/numeric_stream.h`);
         RuntimeError with the compiler's message when g++ is missing or fails."""
-        gxx = shutil.which("g++")
-        if gxx is None:
-            raise RuntimeError("g++ not found: the host checker needs a C++ compiler")
-        out = Path(directory or tempfile.mkdtemp(prefix="checker-"))
-        out.mkdir(parents=True, exist_ok=True)
-        source = out / "checker_host.cpp"
-        source.write_text(_HOST_PROGRAM)
-        library = out / "checker_host.so"
-        done = subprocess.run([gxx, "-O2", "-shared", "-fPIC", "-std=c++17", f"-I{C_SOURCE.parent}",
-                               f"-I{Path(stream_header).parent}", str(source), "-o", str(library)],
-                              capture_output=True, text=True)
-        if done.returncode:
-            raise RuntimeError(f"g++ failed on the host checker: {done.stderr.strip()}")
-        return HostChecker(ctypes.CDLL(str(library)))
+        directory = directory or tempfile.mkdtemp(prefix="checker-")
+        return HostChecker(shared_library(_HOST_PROGRAM, directory, "checker_host", "the host checker",
+                                          (C_SOURCE.parent, Path(stream_header).parent)))
 
     def dot(self, params: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
         """Checker results (raw codes, uint32) of rows a[i], b[i] (raw codes, [rows, K]) plus c[i]."""
