@@ -16,7 +16,7 @@ import numpy as np
 from conformance.core.formats import FloatFormat, IntFormat, code_bits, get_format, storage_dtype
 from conformance.core.host_build import shared_library
 
-from .model import datapath_of, inner_product
+from .model import datapath_of, inner_product, widened_format
 from .profiles import Datapath, Profile, get_profile
 
 #: The C source of the checker.
@@ -69,7 +69,7 @@ def parameters(in_fmt: str, acc_fmt: str, k: int, profile: str | Profile, *, b_f
         dp = datapath or datapath_of(prof, in_fmt, b_fmt, acc_fmt)
         # the exponent a subnormal operand is normalised down to: its own format's minimum, or that of
         # the format the profile widens it to (`widened_inputs`, as the model converts it)
-        floors = [get_format(prof.widened_inputs.get(f.name, f.name)).emin for f in (fin, fb)]
+        floors = [get_format(widened_format(prof, f.name)).emin for f in (fin, fb)]
         values = [*head, 0, 0, 0, *_format_values(in_fmt), *_format_values(b_fmt), *_format_values(acc_fmt),
                   *_datapath_values(dp, facc, k), *floors]
     out = np.array(values, dtype=np.int64)

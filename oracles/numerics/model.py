@@ -107,9 +107,9 @@ def inner_product(
         raise ValueError(f"floating-point inputs accumulate into f32 or f16, not {facc.name}")
     dp = datapath_of(prof, fa.name, fb.name, facc.name)
     if fa.name in prof.widened_inputs:  # converted exactly before the datapath reads them
-        a, fa = _widened(a, fa, prof.widened_inputs[fa.name])
+        a, fa = _widened(a, fa, widened_format(prof, fa.name))
     if fb.name in prof.widened_inputs:
-        b, fb = _widened(b, fb, prof.widened_inputs[fb.name])
+        b, fb = _widened(b, fb, widened_format(prof, fb.name))
     scales = None
     if (a_scale is None) != (b_scale is None):
         raise ValueError("give both a_scale and b_scale, or neither")
@@ -141,6 +141,16 @@ def _widening_table(name: str, target: str) -> np.ndarray:
     if not same.all():
         raise ValueError(f"{name} does not widen exactly to {target}")
     return w.view(storage_dtype(wide))
+
+
+def widened_format(prof: Profile, name: str) -> str:
+    """The format an operand of format `name` is read as under `prof` (`widened_inputs`; itself
+    when not widened); ValueError when the profile widens it to a format that does not hold it."""
+    target = prof.widened_inputs.get(name)
+    if target is None:
+        return name
+    _widening_table(name, target)
+    return target
 
 
 def _widened(codes: np.ndarray, fmt: FloatFormat, target: str) -> tuple[np.ndarray, FloatFormat]:

@@ -85,3 +85,14 @@ def test_a_profile_file_keeps_its_widening_and_an_old_file_has_none():
     bad = {**profile.as_dict(), "widened_inputs": {"value": {"e4m3": "f99"}, "provenance": "x"}}
     with pytest.raises(ProfileFileError, match=r"\$\.widened_inputs\.value\.e4m3"):
         profile_from_dict(bad)
+
+
+def test_a_widening_that_loses_values_is_refused_by_the_model_and_the_checker():
+    """f16 does not hold every bf16 value: a profile that claims so is refused, whoever reads it."""
+    wrong = dataclasses.replace(get_profile("sm_90a.mma_sync"), widened_inputs={"bf16": "f16"},
+                                widened_inputs_provenance="a test")
+    a = np.zeros((1, 16), np.uint16)
+    with pytest.raises(ValueError, match="bf16 does not widen exactly to f16"):
+        inner_product(a, a, np.zeros(1, np.uint32), "bf16", "f32", wrong)
+    with pytest.raises(ValueError, match="bf16 does not widen exactly to f16"):
+        checker.parameters("bf16", "f32", 16, wrong)
