@@ -30,16 +30,6 @@ IDS = [c.id for c in COMBINATIONS]
 SEED = 20261125
 
 
-@pytest.fixture(scope="module")
-def host(tmp_path_factory):
-    try:
-        return checker.HostChecker.build(ns.C_SOURCE, str(tmp_path_factory.mktemp("checker")))
-    except RuntimeError as e:
-        if "g++ not found" in str(e):
-            pytest.skip(str(e))
-        raise
-
-
 @pytest.mark.parametrize("c", COMBINATIONS, ids=IDS)
 def test_stream_c_and_numpy_draw_the_same_codes(host, c):
     p = gc.stream_parameters(c, SEED)
