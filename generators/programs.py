@@ -296,8 +296,7 @@ def _hopper_ops(target: str, forms: str) -> st.SearchStrategy[WgmmaMma | MmaSp]:
     if forms == "modelled":
         return st.one_of(legal.wgmma(target, reach="compact", sparse=False),
                          legal.wgmma(target, reach="compact", sparse=True, a_in_registers=False),
-                         legal.mma_sp(target).filter(lambda o: hopper_isa.mma_sp_family(o.atype) != "i4"
-                                                     and (o.atype == o.btype or hopper_isa.mma_sp_family(o.atype) != "f8")))
+                         legal.mma_sp(target).filter(lambda o: hopper_isa.mma_sp_family(o.atype) != "i4"))
     return st.one_of(legal.wgmma(target, reach="compact"), legal.mma_sp(target))
 
 
@@ -313,7 +312,7 @@ def hopper_programs(draw, target: str = "sm_90a", inputs: str = "exact", forms: 
     profile exact) or "discriminating" (`generators.numeric_vectors` families, NaN/Inf/subnormals
     included, profile sm_90a). `forms`: "any", or "modelled" (what the oracle computes: wgmma,
     dense with A in shared memory or registers, or sparse with A in shared memory; mma.sp but for
-    4-bit integers and mixed e4m3 x e5m2)."""
+    4-bit integers)."""
     if inputs not in INPUTS:
         raise ValueError(f"inputs must be one of {INPUTS}, not {inputs!r}")
     op = _hopper_op(draw, target, forms)

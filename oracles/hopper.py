@@ -46,9 +46,6 @@ def instruction_issue(op: WgmmaMma | MmaSp, profile: str) -> UndefinedBehaviour 
         return NotModelled("sparse wgmma with A in registers is not modelled yet") if op.sparse and op.a_in_registers else None
     if op.kind or op.block_scale or isa.mma_sp_family(op.atype) == "i4":
         return NotModelled(f"mma.sp with {op.kind or op.atype} inputs is not modelled yet")
-    if isa.mma_sp_family(op.atype) == "f8" and op.atype != op.btype and profile != "exact":
-        return NotModelled("mixed e4m3 x e5m2 through mma.sp: the model widens fp8 to f16 as ptxas does, measured "
-                           "through mma.sync, but not yet compared with silicon for mma.sp (A-MMA-SP-MIXED-FP8)")
     return None
 
 

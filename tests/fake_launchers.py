@@ -3,7 +3,7 @@ campaign as `tests.fake_launchers:<factory>` and made in the worker processes it
 
 Each returns the words a GPU computing exactly the expected D would store (the host-only
 launcher's), except where it is told to go wrong: the first launch group a worker of the given
-index runs in a run raises as a CUDA error does, exits as a crashing process does, or sleeps as a
+index runs in a run that no other worker's misbehaviour names raises as a CUDA error does, exits as a crashing process does, or sleeps as a
 hanging kernel does, and does so again wherever that group runs again, as a faulting kernel
 would (so a batch that fails is narrowed down to it); or it flips one D bit, once. The group is
 named in a marker file in the folder named by $FAKE_LAUNCHER_MARKERS, created with O_EXCL by
@@ -54,11 +54,12 @@ def identity(group) -> str:
 
 
 class Misbehaving(HostOnlyLauncher):
-    """The host-only launcher, but worker `target`'s first launch does `how` once per run."""
+    """The host-only launcher, but worker `target`'s first launch of a group no marker names does
+    `how`, once per run."""
 
     def __init__(self, index: int, target: int, how: str):
         super().__init__(index)
-        self.index, self.target, self.how, self.launches = index, target, how, 0
+        self.index, self.target, self.how = index, target, how
         self.name = f"stand-in GPU {index}"
 
     def launch(self, group):
@@ -68,9 +69,10 @@ class Misbehaving(HostOnlyLauncher):
         return self.misbehave(group, super().stream_launch(group, expected))
 
     def misbehave(self, group, words):
-        self.launches += 1
         name = identity(group)
-        first = self.index == self.target and self.launches == 1 and _first(f"{self.how}-{self.index}", name)
+        # a group another worker's misbehaviour names (rerun here after that worker was lost) is not
+        # this worker's to take: it behaves as named below
+        first = self.index == self.target and _named(name) is None and _first(f"{self.how}-{self.index}", name)
         if self.how == "flip":
             if first:
                 words = words.copy()

@@ -7,6 +7,7 @@ equal; tests/device/ runs the kernels on a GPU)."""
 
 from __future__ import annotations
 
+import collections
 import ctypes
 import dataclasses
 import io
@@ -49,10 +50,17 @@ needs_run = pytest.mark.skipif(shutil.which("g++") is None or not ASSEMBLER,
                                reason="a host-only run needs g++ (the checker on the CPU) and nvJitLink (the kernels)")
 
 
+# mixed fp8 through mma.sp (f32 accumulators only, PTX ISA 9.7.14.6.3), modelled since
+# A-MMA-SP-MIXED-FP8 was settled: one of each order, so the tests below hold whatever the draw gives
+MIXED_FP8_MMA_SP = (MmaSp(k=64, dtype="f32", ctype="f32", atype="e4m3", btype="e5m2", metadata=0x4E4E_E4E4),
+                    MmaSp(k=64, dtype="f32", ctype="f32", atype="e5m2", btype="e4m3", ordered_metadata=True,
+                          sparse_selector=0, metadata=0x1234_5678))
+
+
 @pytest.fixture(scope="module")
 def instructions():
     with seed_only_draws():
-        return draw_examples(hopper_instructions(forms="modelled"), 60, seed=23)
+        return draw_examples(hopper_instructions(forms="modelled"), 60, seed=23) + list(MIXED_FP8_MMA_SP)
 
 
 def _programs(op, inputs: str, count: int = 3, first: int = 1000):
@@ -153,22 +161,28 @@ def run(settings: tool.Settings, launcher: str, cases=None) -> dict:
     return tool.campaign(settings, 1, [None], launcher, cases, 120.0, log=io.StringIO())
 
 
-def _expected(settings: tool.Settings) -> tuple[int, int]:
-    """Programs and inner products of the run, from its instructions drawn here."""
+def _expected(settings: tool.Settings) -> tuple[int, int, dict]:
+    """Programs and inner products of the run, and programs per form and input formats, from its
+    instructions drawn here."""
     programs = inner_products = 0
+    by_formats = {f: collections.Counter() for f in tool.FORMS}
     for c in settings.chunks():
         _, ops = tool.draw_instructions(c, settings)
         for k in range(settings.chunk_programs(c)):
             op = ops[k // settings.data_sets]
             programs += 1
             inner_products += 16 * 8 if isinstance(op, MmaSp) else 64 * op.n  # D's elements
-    return programs, inner_products
+            form = ("mma.sp (warp-level)" if isinstance(op, MmaSp) else "wgmma sparse, A in shared memory" if op.sparse
+                    else "wgmma dense, A in registers" if op.a_in_registers else "wgmma dense, A in shared memory")
+            by_formats[form][op.atype if op.atype == op.btype else f"{op.atype} x {op.btype}"] += 1
+    return programs, inner_products, {f: dict(sorted(n.items())) for f, n in by_formats.items()}
 
 
 @needs_run
 def test_a_stream_run_counts_every_program_and_cross_checks_the_sample(settings):
     report = run(settings, "tests.fake_launchers:well")
-    assert (report["programs"], report["inner_products_total"]) == _expected(settings)
+    assert (report["programs"], report["inner_products_total"],
+            report["programs_by_form_and_formats"]) == _expected(settings)
     assert (report["mismatches"], report["errors"], report["not_run"]) == (0, 0, 0)
     every = settings.cross_check_every
     assert report["cross_checked"]["programs"] == sum(-(-settings.chunk_programs(c) // every) for c in settings.chunks())

@@ -630,10 +630,12 @@ def settle(group: Group, words: np.ndarray, chunk: dict, outcome: Outcome, detai
 def count_launched(form: str, op, formats: tuple[str, ...], accumulator: str, profile: str, count: int, inputs: str,
                    outcome: Outcome) -> None:
     """Count `count` launched programs of one kernel form (instruction `op`) by form, inputs,
-    judging profile, and their inner products by input format and accumulator."""
+    judging profile, form and input formats (A's, or "A x B" for a mixed pair), and their inner
+    products by input format and accumulator."""
     outcome.profiles[profile] += count
     outcome.counts[f"programs ({inputs})"] += count
     outcome.counts[f"form {form}"] += count
+    outcome.counts[("form and formats", form, " x ".join(formats))] += count
     outcome.counts["programs"] += count
     ips = (16 * 8 if op.OP == "mma.sp" else 64 * op.n) * count  # D's elements (PTX ISA 9.7.14.6, 9.7.15.5)
     for f in formats:
@@ -1285,6 +1287,8 @@ def report(run: Run, seconds: float, evicted: int, keep_cache: bool) -> dict:
         "instructions": run.instructions,
         "programs_by_inputs": {i: o.counts[f"programs ({i})"] for i in INPUTS},
         "programs_by_form": {f: o.counts[f"form {f}"] for f in FORMS},
+        "programs_by_form_and_formats": {f: dict(sorted((k[2], n) for k, n in o.counts.items()
+                                                        if isinstance(k, tuple) and k[1] == f)) for f in FORMS},
         "launches": o.launches,
         "kernel_cache": {"hits": run.cache["hits"], "assembled": run.cache["assembled"],
                          "assemble_seconds": round(run.cache["assemble_seconds"], 3), "evicted": evicted},
