@@ -24,6 +24,14 @@ from dataclasses import dataclass
 import numpy as np
 
 _INT_LIMIT = 61  # bits of headroom we allow for int64 sums (sign bit and carries kept apart)
+_LOWEST = np.iinfo(np.int64).min // 4  # an alignment exponent below every term's
+_HIGHEST = np.iinfo(np.int64).max // 4
+
+
+def clamp(x: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    """``x`` limited to [lo, hi]: np.clip's result at a quarter of its cost on the small arrays
+    the model works on (np.clip's Python wrapper dominates there)."""
+    return np.minimum(np.maximum(x, lo), hi)
 
 
 def bit_length(x: np.ndarray) -> np.ndarray:
@@ -33,17 +41,17 @@ def bit_length(x: np.ndarray) -> np.ndarray:
     _, e = np.frexp(x.astype(np.float64))
     e = e.astype(np.int64)
     # float64 rounding can carry into the next power of two; undo that case exactly.
-    over = (e > 0) & ((x >> np.clip(e - 1, 0, 63)) == 0)
+    over = (e > 0) & ((x >> clamp(e - 1, 0, 63)) == 0)
     return e - over
 
 
-def _shift(m: np.ndarray, s: np.ndarray) -> np.ndarray:
+def shift(m: np.ndarray, s: np.ndarray) -> np.ndarray:
     """m * 2**s truncated toward zero, for nonnegative m and signed per-element s."""
     if m.dtype == object:
         left = np.maximum(s, 0).astype(object)
         right = np.maximum(-s, 0).astype(object)
         return (m << left) >> right
-    return (m << np.clip(s, 0, 62)) >> np.clip(-s, 0, 63)
+    return (m << clamp(s, 0, 62)) >> clamp(-s, 0, 63)
 
 
 def fused_sum(
@@ -68,13 +76,13 @@ def fused_sum(
     ``S * 2**t``.  ``floor`` (with ``frac_bits``) is the lowest grid exponent.
     """
     nonzero = mant != 0
-    emax = np.max(np.where(nonzero, aexp, np.iinfo(np.int64).min // 4), axis=-1)
+    emax = np.max(np.where(nonzero, aexp, _LOWEST), axis=-1)
     any_nz = nonzero.any(axis=-1)
     emax = np.where(any_nz, emax, 0)
     n = mant.shape[-1]
     carry = int(n).bit_length() + 1
     if frac_bits is None:
-        t = np.min(np.where(nonzero, lsb, np.iinfo(np.int64).max // 4), axis=-1)
+        t = np.min(np.where(nonzero, lsb, _HIGHEST), axis=-1)
         t = np.where(any_nz, t, 0)
         width = emax - t + width_hint + carry
     else:
@@ -93,12 +101,12 @@ def fused_sum(
 
 
 def _sum_int64(mant: np.ndarray, sign: np.ndarray, s: np.ndarray) -> np.ndarray:
-    v = _shift(mant, s)
+    v = shift(mant, s)
     return np.where(sign != 0, -v, v).sum(axis=-1)
 
 
 def _sum_object(mant: np.ndarray, sign: np.ndarray, s: np.ndarray) -> np.ndarray:
-    v = _shift(mant.astype(object), s)
+    v = shift(mant.astype(object), s)
     v = np.where(sign != 0, -v, v)
     return v.sum(axis=-1)
 
@@ -131,11 +139,11 @@ def round_scaled(
     L = bit_length(absS)
     e_res = np.maximum(t + L - 1, emin)
     sh = e_res - (precision - 1) - t
-    pos = np.clip(sh, 0, 63)
+    pos = clamp(sh, 0, 63)
     kept = absS >> pos
-    q = kept << np.clip(-sh, 0, 62)
+    q = kept << clamp(-sh, 0, 62)
     rem = absS - (kept << pos)
-    half = np.int64(1) << np.clip(sh - 1, 0, 62)
+    half = np.int64(1) << clamp(sh - 1, 0, 62)
     above = (sh > 0) & (rem > half)
     tie = (sh > 0) & (rem == half)
     if mode == "rne":

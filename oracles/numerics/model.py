@@ -38,7 +38,7 @@ from conformance.core.formats import (
     values,
 )
 
-from .fixedpoint import fused_sum, round_scaled
+from .fixedpoint import clamp, fused_sum, round_scaled, shift
 from .profiles import Datapath, Profile, get_profile
 
 #: Rows processed per vectorised pass (keeps the working set in cache).
@@ -179,7 +179,7 @@ def _int_dot(a, b, c, fa: IntFormat, fb: IntFormat, saturate: bool) -> np.ndarra
     bv = np.asarray(b).astype(np.int8 if fb.signed else np.uint8).astype(np.int32)
     total = np.einsum("ij,ij->i", av, bv, dtype=np.int64) + np.asarray(c).astype(np.int64)
     if saturate:
-        total = np.clip(total, -(1 << 31), (1 << 31) - 1)
+        total = clamp(total, -(1 << 31), (1 << 31) - 1)
     else:
         total = ((total + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
     return total.astype(np.int32)
@@ -371,8 +371,7 @@ def _fast_dot(
 
 def _acc_on_grid(run: _Acc, t: np.ndarray) -> np.ndarray:
     """Signed accumulator term truncated toward zero onto the 2**t grid."""
-    s = run.aexp - run.frac - t
-    v = (run.mant << np.clip(s, 0, 62)) >> np.clip(-s, 0, 63)
+    v = shift(run.mant, run.aexp - run.frac - t)
     return np.where(run.sign == 1, -v, v)
 
 
@@ -467,8 +466,8 @@ def _add_two(x: _Acc, y: _Acc, frac_bits: int) -> tuple[np.ndarray, np.ndarray]:
     S = np.zeros(emax.shape, dtype=np.int64)
     for term in (x, y):
         s = term.aexp - term.frac - t
-        r = np.clip(-s, 0, 63)
-        v = (term.mant << np.clip(s, 0, 62)) >> r
+        r = clamp(-s, 0, 63)
+        v = shift(term.mant, s)
         v |= (term.mant & ((np.int64(1) << r) - 1)) != 0  # sticky: any bit shifted out
         S += np.where(term.sign == 1, -v, v)
     return S, t
