@@ -3,6 +3,8 @@ descriptors, TMEM addresses and zero-column masks, all legal for a given MMA."""
 
 from __future__ import annotations
 
+import functools
+
 from hypothesis import strategies as st
 
 from conformance.core.encoding import sdesc as sdesc_codec
@@ -28,6 +30,9 @@ def swizzles_for(element_bits: int, transposed: bool) -> list[str]:
 DESCRIPTOR_RANGES = {"anywhere": (200 * 1024, 4096), "compact": (8 * 1024, 1024)}
 
 
+# One strategy object per set of arguments: Hypothesis checks a strategy object the first time it is
+# drawn from, which cost a tenth of a campaign's instruction draws when each draw built its own.
+@functools.lru_cache(maxsize=None)
 @st.composite
 def smem_descriptors(draw, swizzle: str, lbo_absolute: bool = False, variant: str = "tcgen05",
                      reach: str = "anywhere") -> int:
