@@ -86,24 +86,27 @@ __device__ inline unsigned so_table_word(const ns_params* a, const ns_params* b,
   return word;
 }
 
-extern "C" __global__ void pack_operands(const ns_u64* stream, ns_u64 tile0, unsigned tiles, const int* table,
-                                         unsigned words_per_tile, unsigned* out) {
-  ns_params p = ns_from_array(stream);
+// The numerics checker's kernels: B draws from stream_b (its own format where the inputs are mixed),
+// A and C from stream_a.
+extern "C" __global__ void pack_operands(const ns_u64* stream_a, const ns_u64* stream_b, ns_u64 tile0, unsigned tiles,
+                                         const int* table, unsigned words_per_tile, unsigned* out) {
+  ns_params a = ns_from_array(stream_a), b = ns_from_array(stream_b);
   ns_u64 total = (ns_u64)tiles * words_per_tile;
   for (ns_u64 i = blockIdx.x * (ns_u64)blockDim.x + threadIdx.x; i < total; i += (ns_u64)gridDim.x * blockDim.x) {
     unsigned w = (unsigned)(i % words_per_tile);
-    out[i] = so_table_word(&p, &p, 0, nullptr, nullptr, tile0 + i / words_per_tile, w, table + w * 4);
+    out[i] = so_table_word(&a, &b, 0, nullptr, nullptr, tile0 + i / words_per_tile, w, table + w * 4);
   }
 }
 
-extern "C" __global__ void check_tiles(const long long* checker, const ns_u64* stream, ns_u64 tile0, unsigned tiles,
+extern "C" __global__ void check_tiles(const long long* checker, const ns_u64* stream_a, const ns_u64* stream_b,
+                                       ns_u64 tile0, unsigned tiles,
                                        unsigned rows, unsigned cols, const unsigned* d, unsigned d_tile_words,
                                        const unsigned* d_offset, unsigned acc_bytes, unsigned sample_tiles,
                                        unsigned* sample_checker, unsigned* sample_silicon, ns_u64* counters,
                                        unsigned* records, unsigned max_records) {
   extern __shared__ unsigned tile_codes[];
   ck_params P = ck_from_array(checker);
-  ns_params G = ns_from_array(stream);
+  ns_params G = ns_from_array(stream_a), GB = ns_from_array(stream_b);
   const unsigned K = P.k;
   unsigned* A = tile_codes;
   unsigned* B = A + rows * K;
@@ -112,7 +115,7 @@ extern "C" __global__ void check_tiles(const long long* checker, const ns_u64* s
   for (unsigned t = blockIdx.x; t < tiles; t += gridDim.x) {
     ns_u64 g = tile0 + t;
     for (unsigned i = threadIdx.x; i < rows * K; i += blockDim.x) A[i] = ns_code(&G, NS_OP_A, g, i / K, i % K);
-    for (unsigned i = threadIdx.x; i < cols * K; i += blockDim.x) B[i] = ns_code(&G, NS_OP_B, g, i / K, i % K);
+    for (unsigned i = threadIdx.x; i < cols * K; i += blockDim.x) B[i] = ns_code(&GB, NS_OP_B, g, i / K, i % K);
     for (unsigned i = threadIdx.x; i < rows * cols; i += blockDim.x) C[i] = ns_code(&G, NS_OP_C, g, i / cols, i % cols);
     __syncthreads();
     for (unsigned e = threadIdx.x; e < rows * cols; e += blockDim.x) {

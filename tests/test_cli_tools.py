@@ -183,7 +183,7 @@ def _bad_usage_cases(tmp: Path) -> list[list[str]]:
         ["numerics", "measure", "--json", report, "--checker", "cpu"],
         ["numerics", "measure", "--json", report, "--cross-check", "0"],
         ["numerics", "measure", "--json", report, "--markdown", str(tmp / "table.md")],
-        ["numerics", "measure", "--json", report, "--mixed-fp8", "--checker", "gpu"],
+        ["numerics", "measure", "--json", report, "--mixed-fp8", "--tcgen05", "sm_100a"],
         ["numerics", "measure", "--json", report, "--mixed-fp8", "--only", "bf16"],
         ["numerics", "fit", str(SUBNORMAL_SAMPLES)],
         ["numerics", "fit", "--profile", "sm_90a"],

@@ -27,7 +27,7 @@ import numpy as np
 from conformance.core.isa.fragments import MMA_SYNC_SHAPES, register_elements, wgmma_accumulator
 from conformance.tools.hopper_gpu import TARGET
 from conformance.tools.numerics_measure import (
-    ACC_BITS, COMBINATIONS, INPUT_BITS, WGMMA_N, Combination, d_fragment, kernel_source, smem_images_for,
+    ACC_BITS, COMBINATIONS, INPUT_BITS, MIXED_FP8, WGMMA_N, Combination, d_fragment, kernel_source, smem_images_for,
 )
 from conformance.tools.stages import Stages
 from device.check_kernels import RECORD_WORDS, compile_cubin, source
@@ -105,16 +105,20 @@ def operand_tables(c: Combination) -> list[tuple[str, np.ndarray]]:
 # --- the host side: operand stream, model, decoding ---------------------------------------------
 
 
-def stream_parameters(c: Combination, seed: int) -> np.ndarray:
-    return numeric_stream.parameters(seed, COMBINATIONS.index(c), c.in_fmt, c.acc)
+def stream_parameters(c: Combination, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The operand stream's parameters of `c`: A's and C's, and B's (its own format where the inputs
+    are mixed; the same seed and combination number, so a same-type B draws what A's array draws)."""
+    number = (COMBINATIONS + MIXED_FP8).index(c)
+    return (numeric_stream.parameters(seed, number, c.in_fmt, c.acc),
+            numeric_stream.parameters(seed, number, c.b_fmt or c.in_fmt, c.acc))
 
 
 def tile_vectors(c: Combination, seed: int, tiles: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Rows a [*, K], b [*, K] and c [*] of every element of the given tiles (m-major, then n)."""
     m, n = c.tile
-    p = stream_parameters(c, seed)
+    p, p_b = stream_parameters(c, seed)
     a = numeric_stream.codes(p, numeric_stream.OP_A, tiles, m, c.k)
-    b = numeric_stream.codes(p, numeric_stream.OP_B, tiles, n, c.k)
+    b = numeric_stream.codes(p_b, numeric_stream.OP_B, tiles, n, c.k)
     cc = numeric_stream.codes(p, numeric_stream.OP_C, tiles, m, n)
     t = len(tiles)
     return (np.broadcast_to(a[:, :, None, :], (t, m, n, c.k)).reshape(-1, c.k),
@@ -125,7 +129,7 @@ def sample_model(c: Combination, seed: int, sample_tiles: int, profile: str) -> 
     """The Python model's results for the sample tiles (0 .. sample_tiles - 1), and its seconds."""
     t0 = time.perf_counter()
     a, b, cc = tile_vectors(c, seed, np.arange(sample_tiles))
-    out = checker.model_codes(a, b, cc, c.in_fmt, c.acc, c.profile(profile), c.saturate)
+    out = checker.model_codes(a, b, cc, c.in_fmt, c.acc, c.profile(profile), c.saturate, c.b_fmt)
     return out, time.perf_counter() - t0
 
 
@@ -138,7 +142,7 @@ def decode_mismatch(c: Combination, seed: int, profile: str | Profile, record: n
     a, b, cc = tile_vectors(c, seed, np.array([tile]))
     a, b, cc = a[element:element + 1], b[element:element + 1], cc[element:element + 1]
     model = checker.model_codes(a, b, cc, c.in_fmt, c.acc,
-                                profile if isinstance(profile, Profile) else c.profile(profile), c.saturate)
+                                profile if isinstance(profile, Profile) else c.profile(profile), c.saturate, c.b_fmt)
     return {"tile": tile, "m": m, "n": n, "a": [f"{int(x):#x}" for x in a[0]], "b": [f"{int(x):#x}" for x in b[0]],
             "c": f"{int(cc[0]):#x}", "silicon": f"{int(record[3]):#x}", "checker": f"{int(record[4]):#x}",
             "model": f"{int(model[0]):#x}"}
@@ -174,9 +178,9 @@ def run_combination(gpu, module, c: Combination, count: int, sample: int, seed: 
     with stages("setup"):
         pack, check = module.get_kernel("pack_operands"), module.get_kernel("check_tiles")
         tensor = gpu.load(kernel_source(c), TARGET).get_kernel("mma_sync_batch" if c.family == "mma.sync" else "wgmma_batch")
-        stream = gpu.to_device(stream_parameters(c, seed))
-        params = gpu.to_device(checker.parameters(c.in_fmt, c.acc, c.k, c.profile(profile), saturate=c.saturate,
-                                                  datapath=datapath))
+        stream_a, stream_b = (gpu.to_device(p) for p in stream_parameters(c, seed))
+        params = gpu.to_device(checker.parameters(c.in_fmt, c.acc, c.k, c.profile(profile), b_fmt=c.b_fmt,
+                                                  saturate=c.saturate, datapath=datapath))
         tables = [(name, gpu.to_device(t), t.size // 4) for name, t in operand_tables(c)]
         inputs = [gpu.empty((batch * words,), np.uint32) for _, _, words in tables]
         threads = 32 if c.family == "mma.sync" else 128
@@ -194,8 +198,8 @@ def run_combination(gpu, module, c: Combination, count: int, sample: int, seed: 
         count_now = min(batch, tiles - tile0)
         with stages("draw"):
             for (_, table, words), buffer in zip(tables, inputs):
-                gpu.launch(pack, grid_for(count_now * words), THREADS, 0, stream, np.uint64(tile0), np.uint32(count_now), table, np.uint32(words),
-                           buffer)
+                gpu.launch(pack, grid_for(count_now * words), THREADS, 0, stream_a, stream_b, np.uint64(tile0),
+                           np.uint32(count_now), table, np.uint32(words), buffer)
             gpu.sync()
         with stages("tensor_core"):
             if c.family == "mma.sync":
@@ -206,7 +210,7 @@ def run_combination(gpu, module, c: Combination, count: int, sample: int, seed: 
                            np.uint32(count_now), np.uint64(img.a_desc), np.uint64(img.b_desc))
             gpu.sync()
         with stages("check"):
-            gpu.launch(check, min(count_now, GRID_LIMIT), CHECK_THREADS, shared, params, stream, np.uint64(tile0),
+            gpu.launch(check, min(count_now, GRID_LIMIT), CHECK_THREADS, shared, params, stream_a, stream_b, np.uint64(tile0),
                        np.uint32(count_now), np.uint32(m), np.uint32(n), d, np.uint32(d_words), offsets,
                        np.uint32(ACC_BITS[c.acc] // 8), np.uint32(sample_tiles), sample_checker, sample_silicon,
                        counters, records, np.uint32(MAX_RECORDS))
@@ -254,6 +258,7 @@ def check(gpu, combinations: Sequence[Combination], count: int, seed: int, profi
             stages.update(host_model=round(model_s, 3), wait_for_model=round(wait_s, 3),
                           cross_check=round(time.perf_counter() - c0, 3))
             entry = {"id": c.id, "instruction": c.family, "profile": c.profile(profile), "input": c.in_fmt,
+                     "b_input": c.b_fmt or c.in_fmt,
                      "accumulator": c.acc, "satfinite": c.satfinite, "k": c.k, "inner_products": r["inner_products"],
                      "checked": r["checked"], "mismatches": r["mismatches"], "sample_cross_checked": int(model.size),
                      "sample_silicon_mismatches": silicon_vs_model,
@@ -300,7 +305,7 @@ def sweep(gpu, combinations: Sequence[Combination], parameter: str, values: Sequ
             r = run_combination(gpu, module, c, count, sample, seed, name, datapath)
             tiles = r["sample_checker"].size // (c.tile[0] * c.tile[1])
             a, b, cc = tile_vectors(c, seed, np.arange(tiles))
-            model = checker.model_codes(a, b, cc, c.in_fmt, c.acc, varied, c.saturate)
+            model = checker.model_codes(a, b, cc, c.in_fmt, c.acc, varied, c.saturate, c.b_fmt)
             checker.cross_check(r["sample_checker"], model, a, b, cc, f"{c.id} {parameter}={value}")
             rows.append({"value": value, "profile's": value == own, "inner_products": r["inner_products"],
                          "checked": r["checked"], "mismatches": r["mismatches"],

@@ -151,9 +151,11 @@ class CrossCheckError(AssertionError):
 
 
 def model_codes(a: np.ndarray, b: np.ndarray, c: np.ndarray, in_fmt: str, acc_fmt: str, profile: str | Profile,
-                saturate: bool | None = None) -> np.ndarray:
-    """The Python model's results of uint32 code rows, as uint32 codes."""
-    out = inner_product(as_storage(a, in_fmt), as_storage(b, in_fmt), as_storage(c, acc_fmt), in_fmt, acc_fmt,
+                saturate: bool | None = None, b_fmt: str | None = None) -> np.ndarray:
+    """The Python model's results of uint32 code rows (B in `b_fmt`, default `in_fmt`), as uint32 codes."""
+    b_fmt = b_fmt or in_fmt
+    inputs = in_fmt if b_fmt == in_fmt else (in_fmt, b_fmt)
+    out = inner_product(as_storage(a, in_fmt), as_storage(b, b_fmt), as_storage(c, acc_fmt), inputs, acc_fmt,
                         profile, saturate=saturate)
     return _u32(out)
 

@@ -18,7 +18,7 @@ import pytest
 from conformance.core.isa.fragments import MMA_SYNC_SHAPES, register_elements, wgmma_accumulator
 from conformance.tools import numerics_gpucheck as gc
 from conformance.tools.numerics_measure import (
-    ACC_BITS, COMBINATIONS, INPUT_BITS, WGMMA_N, d_fragment, pack_images, smem_images_for,
+    ACC_BITS, COMBINATIONS, INPUT_BITS, MIXED_FP8, WGMMA_N, d_fragment, pack_images, smem_images_for,
 )
 from device.registers import pack_registers, unpack_registers
 from generators import numeric_stream as ns
@@ -26,17 +26,33 @@ from generators.numeric_vectors import mix
 from oracles.numerics import checker
 from oracles.numerics.profiles import get_profile
 
-IDS = [c.id for c in COMBINATIONS]
+ALL = COMBINATIONS + MIXED_FP8  # the 24 same-type combinations and the 8 mixed fp8 ones
+IDS = [c.id for c in ALL]
 SEED = 20261125
 
 
-@pytest.mark.parametrize("c", COMBINATIONS, ids=IDS)
+@pytest.mark.parametrize("c", ALL, ids=IDS)
 def test_stream_c_and_numpy_draw_the_same_codes(host, c):
-    p = gc.stream_parameters(c, SEED)
+    p, p_b = gc.stream_parameters(c, SEED)
     tiles = np.array([0, 1, 7, 2**33 + 5, 2**40 - 1], dtype=np.uint64)
     m, n = c.tile
-    for op, rows, cols in ((ns.OP_A, m, c.k), (ns.OP_B, n, c.k), (ns.OP_C, m, n)):
-        assert np.array_equal(host.stream(p, op, tiles, rows, cols), ns.codes(p, op, tiles, rows, cols)), op
+    for params, op, rows, cols in ((p, ns.OP_A, m, c.k), (p_b, ns.OP_B, n, c.k), (p, ns.OP_C, m, n)):
+        assert np.array_equal(host.stream(params, op, tiles, rows, cols), ns.codes(params, op, tiles, rows, cols)), op
+
+
+def test_a_same_type_b_draws_as_before_and_a_mixed_b_in_its_own_format():
+    """A same-type combination's B draws from A's parameters (its codes are those drawn before
+    B had parameters of its own); a mixed combination's B differs from what A's format would draw
+    at the same tiles, and the model reads it in B's format (the tests above: the C and numpy
+    streams, the packing and the checker agree on every combination, the mixed ones included)."""
+    same = next(c for c in COMBINATIONS if c.id == "mma.sync.e4m3.f32")
+    q, q_b = gc.stream_parameters(same, SEED)
+    assert np.array_equal(q, q_b)
+    e4m3_e5m2 = next(c for c in MIXED_FP8 if c.id == "mma.sync.e4m3xe5m2.f32")
+    p, p_b = gc.stream_parameters(e4m3_e5m2, SEED)
+    tiles = np.arange(64, dtype=np.uint64)
+    assert np.array_equal(p[:2], p_b[:2])  # one seed and combination number: the same row keys
+    assert not np.array_equal(ns.codes(p_b, ns.OP_B, tiles, 8, 32), ns.codes(p, ns.OP_B, tiles, 8, 32))
 
 
 def _fields(codes, exp_bits, frac_bits, shift=0):
@@ -48,7 +64,7 @@ def test_stream_families_hold_what_they_claim():
     """e4m3 rows: NaN, subnormals, the largest exponent and exactly cancelling pairs all occur; f32
     c: zeros of both signs, subnormals, Inf and NaN occur (fields decoded here by hand)."""
     c = next(x for x in COMBINATIONS if x.id == "wgmma.e4m3.f32")
-    p = gc.stream_parameters(c, SEED)
+    p, _ = gc.stream_parameters(c, SEED)  # same-type: B draws from A's parameters
     a = ns.codes(p, ns.OP_A, np.arange(64), 64, 32)
     b = ns.codes(p, ns.OP_B, np.arange(64), 64, 32)
     sign, e, f = _fields(a, 4, 3)
@@ -67,16 +83,16 @@ def _stream_vectors(c, count):
     return gc.tile_vectors(c, SEED, tiles)
 
 
-@pytest.mark.parametrize("c", COMBINATIONS, ids=IDS)
+@pytest.mark.parametrize("c", ALL, ids=IDS)
 def test_checker_agrees_with_the_model(host, c):
     """10^5 stream vectors and 2 x 10^4 vectors of every numeric_vectors family, bit for bit."""
     profile = c.profile("sm_90a")
-    params = checker.parameters(c.in_fmt, c.acc, c.k, profile, saturate=c.saturate)
+    params = checker.parameters(c.in_fmt, c.acc, c.k, profile, b_fmt=c.b_fmt, saturate=c.saturate)
     a, b, cc = _stream_vectors(c, 10**5)
     assert a.shape[0] >= 10**5
-    mixed = mix(c.in_fmt, c.acc, c.k, 2 * 10**4, np.random.default_rng(SEED))
+    mixed = mix(c.inputs, c.acc, c.k, 2 * 10**4, np.random.default_rng(SEED))
     for a_, b_, c_ in ((a, b, cc), mixed[:3]):
-        want = checker.model_codes(a_, b_, c_, c.in_fmt, c.acc, profile, c.saturate)
+        want = checker.model_codes(a_, b_, c_, c.in_fmt, c.acc, profile, c.saturate, c.b_fmt)
         checker.cross_check(host.dot(params, a_, b_, c_), want, a_, b_, c_, c.id)
 
 
@@ -116,23 +132,24 @@ def _ptr(x: np.ndarray):
     return ctypes.c_void_p(x.ctypes.data)
 
 
-def _pack(kernels, stream, tile0, tiles, table):
+def _pack(kernels, streams, tile0, tiles, table):
     words = table.size // 4
     out = np.zeros(tiles * words, np.uint32)
-    kernels.pack_operands(_ptr(stream), ctypes.c_uint64(tile0), ctypes.c_uint32(tiles), _ptr(table),
+    kernels.pack_operands(*map(_ptr, streams), ctypes.c_uint64(tile0), ctypes.c_uint32(tiles), _ptr(table),
                           ctypes.c_uint32(words), _ptr(out))
     return out
 
 
-@pytest.mark.parametrize("c", COMBINATIONS, ids=IDS)
+@pytest.mark.parametrize("c", ALL, ids=IDS)
 def test_pack_kernel_reproduces_the_host_packing(kernels, c):
     """The words `pack_operands` draws (run on the CPU) are those `numerics measure --checker host`
     packs from the same codes (device.registers / pack_images), tile after tile."""
-    p = gc.stream_parameters(c, SEED)
+    p, p_b = gc.stream_parameters(c, SEED)
     m, n = c.tile
     tiles = np.array([5, 6], dtype=np.uint64)
-    a, b, cm = (ns.codes(p, op, tiles, r, k) for op, r, k in ((ns.OP_A, m, c.k), (ns.OP_B, n, c.k), (ns.OP_C, m, n)))
-    a_s, b_s = checker.as_storage(a, c.in_fmt), checker.as_storage(b, c.in_fmt)
+    a, b, cm = (ns.codes(q, op, tiles, r, k) for q, op, r, k in ((p, ns.OP_A, m, c.k), (p_b, ns.OP_B, n, c.k),
+                                                                 (p, ns.OP_C, m, n)))
+    a_s, b_s = checker.as_storage(a, c.in_fmt), checker.as_storage(b, c.b_fmt or c.in_fmt)
     c_s = checker.as_storage(cm, c.acc)
     acc_bits = ACC_BITS[c.acc]
     if c.family == "mma.sync":
@@ -145,10 +162,10 @@ def test_pack_kernel_reproduces_the_host_packing(kernels, c):
         image = pack_images(smem_images_for(c), a_s, b_s).view(np.uint32)
         expected = [image, pack_registers(c_s, *register_elements(wgmma_accumulator(WGMMA_N), acc_bits), acc_bits)]
     for (name, table), words in zip(gc.operand_tables(c), expected):
-        assert np.array_equal(_pack(kernels, p, 5, 2, table), words.reshape(-1)), name
+        assert np.array_equal(_pack(kernels, (p, p_b), 5, 2, table), words.reshape(-1)), name
 
 
-@pytest.mark.parametrize("c", COMBINATIONS, ids=IDS)
+@pytest.mark.parametrize("c", ALL, ids=IDS)
 def test_check_kernel_counts_records_and_samples(kernels, c):
     """`check_tiles` (run on the CPU) over D words packed from the Python model's results, one of
     them wrong: every element counted, the wrong one recorded with the model's value as the
@@ -157,22 +174,22 @@ def test_check_kernel_counts_records_and_samples(kernels, c):
     profile = c.profile("sm_90a")
     tile0, tiles, sample_tiles = 2, 3, 3
     a, b, cc = gc.tile_vectors(c, SEED, np.arange(tile0, tile0 + tiles, dtype=np.uint64))
-    model = checker.model_codes(a, b, cc, c.in_fmt, c.acc, profile, c.saturate)
+    model = checker.model_codes(a, b, cc, c.in_fmt, c.acc, profile, c.saturate, c.b_fmt)
     silicon = model.copy()
     bad = m * n + 5  # tile 3, element 5
     silicon[bad] ^= 0x1
     rows, cols = d_fragment(c)
     acc_bits = ACC_BITS[c.acc]
     d = pack_registers(silicon.reshape(tiles, m, n), rows, cols, acc_bits).reshape(-1)
-    stream = gc.stream_parameters(c, SEED)
-    params = checker.parameters(c.in_fmt, c.acc, c.k, profile, saturate=c.saturate)
+    streams = gc.stream_parameters(c, SEED)
+    params = checker.parameters(c.in_fmt, c.acc, c.k, profile, b_fmt=c.b_fmt, saturate=c.saturate)
     offsets = gc.d_offsets(c)
     sample_checker = np.zeros(sample_tiles * m * n, np.uint32)
     sample_silicon = np.zeros(sample_tiles * m * n, np.uint32)
     counters = np.zeros(2, np.uint64)
     records = np.zeros(4 * 5, np.uint32)
     u32 = ctypes.c_uint32
-    kernels.check_tiles(_ptr(params), _ptr(stream), ctypes.c_uint64(tile0), u32(tiles), u32(m), u32(n), _ptr(d),
+    kernels.check_tiles(_ptr(params), *map(_ptr, streams), ctypes.c_uint64(tile0), u32(tiles), u32(m), u32(n), _ptr(d),
                         u32(rows.shape[0] * rows.shape[1]), _ptr(offsets), u32(acc_bits // 8), u32(sample_tiles),
                         _ptr(sample_checker), _ptr(sample_silicon), _ptr(counters), _ptr(records), u32(4))
     assert counters.tolist() == [tiles * m * n, 1]
@@ -262,11 +279,11 @@ class _StandInGpu:
         if kernel.name in ("mma_sync_batch", "wgmma_batch"):
             self.d = args[-1] if kernel.name == "mma_sync_batch" else args[2]
             return
-        (params, stream, tile0, count, _, _, d, d_words, offsets, acc_bytes, sample_tiles, sample_checker,
+        (params, _, _, tile0, count, _, _, d, d_words, offsets, acc_bytes, sample_tiles, sample_checker,
          sample_silicon, counters, records, max_records) = args
         tiles = np.arange(int(tile0), int(tile0) + int(count), dtype=np.uint64)
         a, b, cc = gc.tile_vectors(c, self.seed, tiles)
-        silicon = checker.model_codes(a, b, cc, c.in_fmt, c.acc, c.profile(self.profile), c.saturate)
+        silicon = checker.model_codes(a, b, cc, c.in_fmt, c.acc, c.profile(self.profile), c.saturate, c.b_fmt)
         if int(tile0) == 0 and self.plant is not None:
             silicon[self.plant] ^= 1
         want = self.host.dot(params, a, b, cc)
@@ -283,10 +300,11 @@ class _StandInGpu:
         sample_silicon[first:first + keep.sum() * m * n] = silicon[: keep.sum() * m * n]
 
 
-def test_check_runs_counts_cross_checks_and_decodes_on_a_stand_in(host, monkeypatch):
+@pytest.mark.parametrize("cid", ["mma.sync.e5m2.f32", "mma.sync.e4m3xe5m2.f32"])
+def test_check_runs_counts_cross_checks_and_decodes_on_a_stand_in(host, monkeypatch, cid):
     """The whole `check` flow over batches: every inner product counted as checked, the planted
     silicon error reported decoded with the model's value, the sample cross-checked."""
-    c = next(x for x in COMBINATIONS if x.id == "mma.sync.e5m2.f32")
+    c = next(x for x in ALL if x.id == cid)
     monkeypatch.setattr(gc, "BATCH_INNER_PRODUCTS", 128 * 3)
     gpu = _StandInGpu(host, c, SEED, "sm_90a", plant=7)
     seen = []
@@ -299,7 +317,7 @@ def test_check_runs_counts_cross_checks_and_decodes_on_a_stand_in(host, monkeypa
     record = e["mismatch_records"][0]
     assert (record["tile"], record["m"], record["n"]) == (0, 0, 7)
     assert record["model"] == record["checker"] != record["silicon"]
-    assert "| mma.sync.e5m2.f32 |" in gc.markdown(report)
+    assert f"| {cid} |" in gc.markdown(report) and e["b_input"] == (c.b_fmt or c.in_fmt)
 
 
 def test_check_stops_when_the_checker_differs_from_the_model(host, monkeypatch):
