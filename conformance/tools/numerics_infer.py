@@ -41,7 +41,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from conformance.core.formats import FloatFormat, decode, get_format, storage_dtype
-from conformance.tools.numerics_sources import Scaling, SimulatorSource, VectorSource
+from conformance.tools.numerics_sources import Scaling, SimulatorSource, VectorSource, mixed_pairs_of
 from oracles.numerics import inner_product
 from oracles.numerics.convert import NotRepresentable, from_binary32
 from generators.numeric_vectors import FAMILIES, mix
@@ -993,6 +993,98 @@ class ProfileInference:
         return out
 
 
+# ----------------------------------------------------------------------------- widened inputs
+
+#: What an instruction may read an fp8 operand as before its datapath (`Profile.widened_inputs`):
+#: itself, or f16, which holds e4m3 and e5m2 exactly (ptxas lowers warp-level fp8 MMA on sm_90a so,
+#: A-MMA-SP-MIXED-FP8).
+WIDENINGS = (None, "f16")
+
+
+@dataclass
+class WideningInference:
+    """`widened_inputs` inferred from mixed fp8 vectors: the value, its provenance, the evidence."""
+
+    value: dict[str, str]
+    provenance: str
+    evidence: dict
+
+
+def widening_vectors(a_fmt: str, b_fmt: str, acc_fmt: str, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Directed mixed vectors (raw codes a, b [n, k], c [n]) in which widening an fp8 operand to f16
+    changes the result: the largest product has a subnormal operand (which f16 holds as a normal
+    number, so the product aligns up to 3 binades lower), and one tiny product (a smallest
+    subnormal times a power of two, every exponent of the other format) sits at one of a few
+    positions, above or below the alignment grid depending on which reading the datapath has.
+    Both orders: the subnormal in A, and in B."""
+    fa, fb = get_format(a_fmt), get_format(b_fmt)
+    zero_a, zero_b = Builder.code(fa, 0.0), Builder.code(fb, 0.0)
+    positions = sorted({p for p in (1, 2, 3, 4, 5, k // 2, k - 1) if 0 < p < k})
+    rows_a, rows_b = [], []
+    for small, big, small_in_a in ((fa, fb, True), (fb, fa, False)):
+        unit = 2.0 ** (small.emin - small.frac_bits)  # the smallest subnormal
+        subnormals = sorted({unit, unit * (1 << (small.frac_bits - 1)), unit * ((1 << small.frac_bits) - 1)})
+        bigs = (2.0 ** big.emax, 1.5 * 2.0 ** (big.emax - 3))
+        for x, y, e, sign, pos in itertools.product(subnormals, bigs, range(big.emin - big.frac_bits, big.emax + 1),
+                                                    (1.0, -1.0), positions):
+            codes = [Builder.code(small, x), Builder.code(big, y), Builder.code(small, sign * unit),
+                     Builder.code(big, 2.0 ** e)]
+            if None in codes:
+                continue
+            a = np.full(k, zero_a, np.int64)
+            b = np.full(k, zero_b, np.int64)
+            a[0], b[0] = (codes[0], codes[1]) if small_in_a else (codes[1], codes[0])
+            a[pos], b[pos] = (codes[2], codes[3]) if small_in_a else (codes[3], codes[2])
+            rows_a.append(a)
+            rows_b.append(b)
+    c = np.zeros(len(rows_a), np.uint64).astype(np.dtype(storage_dtype(get_format(acc_fmt)).str.replace("i", "u")))
+    return (np.array(rows_a).astype(storage_dtype(fa)), np.array(rows_b).astype(storage_dtype(fb)), c)
+
+
+def infer_widening(source: VectorSource, datapaths: dict[tuple[str, str], Datapath]) -> WideningInference:
+    """Which fp8 formats the source widens to f16 before its datapaths (inferred above) read them:
+    every combination of `WIDENINGS` per format is tried on the directed mixed vectors, and those
+    reproducing every result are kept. A format whose reading no vector shows (e5m2, whose
+    exponent field f16 shares) takes the reading of the other, which the same instruction
+    reads; with no mixed pairs the source evaluates, nothing is widened, and the provenance says
+    why. Inconsistent when no combination reproduces the source."""
+    triples = [t for t in mixed_pairs_of(source) if (t[0], t[2]) in datapaths and (t[1], t[2]) in datapaths]
+    if not triples:
+        return WideningInference({}, "not inferred: the source evaluates no mixed fp8 inputs, and vectors of one "
+                                     "format cannot show a widening (docs/numerics.md, \"Not inferred: widened inputs\")", {})
+    formats = sorted({f for t in triples for f in t[:2]})
+    observed = []
+    for a_fmt, b_fmt, acc in triples:
+        a, b, c = widening_vectors(a_fmt, b_fmt, acc, source.k(a_fmt, acc))
+        observed.append((a_fmt, b_fmt, acc, a, b, c, _unsigned(source.evaluate_mixed(a_fmt, b_fmt, acc, a, b, c))))
+    kept = []
+    for choice in itertools.product(WIDENINGS, repeat=len(formats)):
+        value = {f: w for f, w in zip(formats, choice) if w}
+        profile = Profile("widening hypothesis", "", datapaths, widened_inputs=value, widened_inputs_provenance="hypothesis")
+        if all(np.array_equal(_unsigned(inner_product(a, b, c, (fa, fb), acc, profile)), got)
+               for fa, fb, acc, a, b, c, got in observed):
+            kept.append(dict(zip(formats, choice)))
+    vectors = sum(len(entry[-1]) for entry in observed)
+    if not kept:
+        raise Inconsistent(f"mixed fp8 inputs: no reading of {', '.join(formats)} (as themselves or widened to f16) "
+                           f"reproduces the {vectors} directed mixed vectors")
+    determined = {f: kept[0][f] for f in formats if len({h[f] for h in kept}) == 1}
+    shown = set(determined.values())
+    borrowed = shown.pop() if len(shown) == 1 else None
+    chosen = next((h for h in kept if all(h[f] == borrowed for f in formats if f not in determined)), kept[0])
+    value = {f: w for f, w in chosen.items() if w}
+    open_formats = [f for f in formats if f not in determined]
+    triples_text = ", ".join(f"{a} x {b} -> {acc}" for a, b, acc in triples)
+    provenance = f"inferred from {vectors} directed mixed fp8 vectors ({triples_text})"
+    if open_formats and determined:
+        provenance += (f"; no vector shows how {', '.join(open_formats)} is read: read as "
+                       f"{', '.join(sorted(determined))} is, by the same instruction")
+    elif open_formats:
+        provenance += "; no vector shows a widening: nothing is widened"
+    return WideningInference(value, provenance, {"vectors": vectors, "kept": kept, "determined": determined,
+                                                 "open": open_formats})
+
+
 def infer_profile(source: VectorSource, name: str | None = None, *, formats: Iterable[str] | None = None,
                   confirm_vectors: int = CONFIRM_VECTORS, seed: int = 0, command: str = "",
                   log: Callable[[str], None] | None = None) -> ProfileInference:
@@ -1035,6 +1127,13 @@ def infer_profile(source: VectorSource, name: str | None = None, *, formats: Ite
             errors["s32"] = str(e)
     if evidence:
         checks["int_overflow"] = evidence
+    try:
+        widening = infer_widening(source, datapaths)
+    except Inconsistent as e:
+        errors["widened_inputs"] = str(e)
+        widening = WideningInference({}, f"not inferred: {e}", {})
+    if widening.evidence:
+        checks["widened_inputs"] = widening.evidence
     provenance = {**source.provenance(), "tool": "tcgen05-conformance numerics infer"}
     if command:
         provenance["command"] = command
@@ -1042,7 +1141,8 @@ def infer_profile(source: VectorSource, name: str | None = None, *, formats: Ite
                       description=f"inferred by directed feature tests from {source.name}",
                       datapaths=datapaths, int_overflow=overflow,
                       int_overflow_provenance=overflow_provenance or "not inferred (no integer kind asked for); wrap assumed",
-                      unsupported=source.unsupported(), provenance=provenance)
+                      unsupported=source.unsupported(), provenance=provenance,
+                      widened_inputs=widening.value, widened_inputs_provenance=widening.provenance)
     return ProfileInference(profile, inferences, checks, errors)
 
 
@@ -1362,7 +1462,8 @@ def agreement(source: VectorSource, profile: str, recorded: Sequence[str], vecto
 
 def compare_profiles(inferred: Profile, reference: Profile) -> list[dict]:
     """Parameter by parameter, every datapath of `inferred` against `reference` (the instruction
-    description aside): one entry per difference, and per datapath the reference lacks."""
+    description aside), and the widened inputs: one entry per difference, and per datapath the
+    reference lacks."""
     out = []
     for (i, a), dp in inferred.datapaths.items():
         try:
@@ -1373,6 +1474,9 @@ def compare_profiles(inferred: Profile, reference: Profile) -> list[dict]:
         for p in PARAMETERS:
             if p != "instruction" and getattr(dp, p) != getattr(ref, p):
                 out.append({"datapath": f"{i}->{a}", "parameter": p, "inferred": getattr(dp, p), "reference": getattr(ref, p)})
+    if dict(inferred.widened_inputs) != dict(reference.widened_inputs):
+        out.append({"datapath": "inputs", "parameter": "widened_inputs", "inferred": dict(inferred.widened_inputs),
+                    "reference": dict(reference.widened_inputs)})
     if inferred.int_overflow != reference.int_overflow:
         out.append({"datapath": "s32", "parameter": "int_overflow", "inferred": inferred.int_overflow,
                     "reference": reference.int_overflow})

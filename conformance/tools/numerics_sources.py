@@ -89,6 +89,20 @@ class VectorSource(Protocol):
                  saturate: bool | None = None) -> np.ndarray:
         """Raw accumulator codes of a batch: a, b (n, K) raw input codes, c (n,) raw accumulator codes."""
 
+    # Optional (a source without them has its mixed inputs left uninferred, `mixed_pairs_of`):
+    #   mixed_pairs() -> ((A format, B format, accumulator), ...), the mixed fp8 pairs it evaluates;
+    #   evaluate_mixed(a_fmt, b_fmt, acc_fmt, a, b, c) -> raw accumulator codes, K as for A's pair.
+
+
+#: The mixed input pairs whose widening `numerics infer` asks about: fp8 through Hopper's mma.sync
+#: and wgmma (PTX ISA 9.7.14.5.14, 9.7.15.5.2), whose e4m3 and e5m2 f16 holds exactly.
+MIXED_FP8_PAIRS = (("e4m3", "e5m2"), ("e5m2", "e4m3"))
+
+
+def mixed_pairs_of(source: VectorSource) -> tuple[tuple[str, str, str], ...]:
+    """The mixed (A, B, accumulator) triples `source` evaluates: none when it cannot."""
+    return tuple(source.mixed_pairs()) if hasattr(source, "mixed_pairs") else ()
+
 
 def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -156,6 +170,14 @@ class ModelSource:
         return inner_product(a, b, c, in_fmt, acc_fmt, self.profile, a_scale=a_scale, b_scale=b_scale,
                              scale_fmt=scale_fmt, saturate=saturate)
 
+    def mixed_pairs(self) -> tuple[tuple[str, str, str], ...]:
+        pairs = set(self.pairs())
+        return tuple((a, b, acc) for a, b in MIXED_FP8_PAIRS for acc in ("f32", "f16")
+                     if (a, acc) in pairs and (b, acc) in pairs)
+
+    def evaluate_mixed(self, a_fmt, b_fmt, acc_fmt, a, b, c):
+        return inner_product(a, b, c, (a_fmt, b_fmt), acc_fmt, self.profile)
+
 
 #: GPU architectures each instruction family runs on.
 FAMILY_ARCHS = {"mma.sync": ("sm_90",), "wgmma": ("sm_90",), "tcgen05": ("sm_100", "sm_103")}
@@ -191,6 +213,7 @@ class GpuSource:
         self._satfinite = {(c.in_fmt, c.acc): c for c in plain if c.satfinite}
         self._scaled = {(c.in_fmt, c.form.scale_fmt, c.k // c.form.factors, c.k): c for c in combos
                         if c.form is not None and c.form.scale_fmt and not c.form.k96}
+        self._mixed = {(c.in_fmt, c.b_fmt, c.acc): c for c in measure.MIXED_FP8 if c.family == family}
 
     def provenance(self) -> dict[str, str]:
         return {"source": self.name, **self._runner.describe(), "target": f"{self._runner.gpu.arch}a", "machine": _machine(),
@@ -226,6 +249,12 @@ class GpuSource:
             return self._runner.run(combo, a, b, c, a_scale, b_scale)
         table = self._satfinite if saturate else self._combinations
         return self._runner.run(table[(in_fmt, acc_fmt)], a, b, c)
+
+    def mixed_pairs(self) -> tuple[tuple[str, str, str], ...]:
+        return tuple(self._mixed)
+
+    def evaluate_mixed(self, a_fmt, b_fmt, acc_fmt, a, b, c):
+        return self._runner.run(self._mixed[(a_fmt, b_fmt, acc_fmt)], a, b, c)
 
 
 class SimulatorError(RuntimeError):

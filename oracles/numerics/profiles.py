@@ -152,7 +152,7 @@ class Profile:
             out["unsupported"] = dict(self.unsupported)
         if self.provenance:
             out["provenance"] = dict(self.provenance)
-        if self.widened_inputs:
+        if self.widened_inputs or self.widened_inputs_provenance:  # an inferred "nothing widened" says why
             out["widened_inputs"] = {"value": dict(self.widened_inputs), "provenance": self.widened_inputs_provenance}
         return out
 

@@ -8,6 +8,7 @@ H100 folders determine, and the command line (a GPU backend skips with its reaso
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import random
@@ -54,6 +55,57 @@ def _random_datapath(rng: random.Random) -> tuple[str, str, dict]:
         c_entry=rng.choice(["first_group", "final_add"]), final_rounding=rng.choice(["rz", "rne"]),
         subnormal_inputs=rng.random() < 0.8, subnormal_outputs=rng.random() < 0.8,
         zero_sign=rng.choice(["ieee", "positive"]))
+
+
+FP8 = ("e4m3", "e5m2")
+
+
+def _fp8_datapaths(profile) -> dict:
+    return {(f, acc): profile.datapath(f, acc) for f in FP8 for acc in ("f32", "f16")}
+
+
+@pytest.mark.parametrize("name, want", [("sm_90a.mma_sync", {"e4m3": "f16", "e5m2": "f16"}), ("sm_90a", {}),
+                                         ("sm_100a", {}), ("exact", {})])
+def test_the_widening_is_inferred_from_mixed_vectors(name, want):
+    """The expected values are the profiles' (sm_90a.mma_sync's from the H100's SASS and 3.4 x 10^7
+    silicon results): mixed vectors settle e4m3's reading; e5m2's, which no vector shows, follows
+    e4m3's; with nothing shown (exact arithmetic), nothing is widened."""
+    source = ModelSource(name)
+    result = ni.infer_widening(source, _fp8_datapaths(get_profile(name)))
+    assert result.value == want
+    assert "e5m2" in result.evidence["open"] and result.evidence["vectors"] > 1000
+    if name == "sm_90a.mma_sync":
+        assert result.evidence["determined"] == {"e4m3": "f16"}
+        assert "read as e4m3 is" in result.provenance
+
+
+def test_an_e4m3_widening_alone_is_found_and_a_reading_of_neither_is_an_error():
+    """A source widening only e4m3 acts as one widening both (e5m2 widens to itself, in effect);
+    a source whose mixed results no reading reproduces (its datapath is not the inferred one)
+    is inconsistent, and `infer_profile` records that instead of a value."""
+    truth = get_profile("sm_90a.mma_sync")
+    only_e4m3 = dataclasses.replace(truth, widened_inputs={"e4m3": "f16"})
+    result = ni.infer_widening(ModelSource(only_e4m3), _fp8_datapaths(truth))
+    assert result.value == {"e4m3": "f16", "e5m2": "f16"}
+    narrower = {key: dataclasses.replace(dp, align_frac_bits=12) for key, dp in _fp8_datapaths(truth).items()}
+    with pytest.raises(ni.Inconsistent, match="no reading of e4m3, e5m2"):
+        ni.infer_widening(ModelSource(truth), narrower)
+
+
+def test_a_source_without_mixed_inputs_widens_nothing_and_says_why():
+    class SameTypeOnly:  # a plugin source of the protocol's required methods only
+        name = "same-type"
+
+        def __init__(self):
+            self.model = ModelSource("sm_90a.mma_sync")
+
+        def __getattr__(self, attribute):
+            if attribute in ("mixed_pairs", "evaluate_mixed"):
+                raise AttributeError(attribute)
+            return getattr(self.model, attribute)
+
+    result = ni.infer_widening(SameTypeOnly(), _fp8_datapaths(get_profile("sm_90a.mma_sync")))
+    assert result.value == {} and result.provenance.startswith("not inferred: the source evaluates no mixed fp8")
 
 
 @pytest.mark.parametrize("seed", range(6))
