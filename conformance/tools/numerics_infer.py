@@ -1048,10 +1048,13 @@ def infer_widening(source: VectorSource, datapaths: dict[tuple[str, str], Datapa
     exponent field f16 shares) takes the reading of the other, which the same instruction
     reads; with no mixed pairs the source evaluates, nothing is widened, and the provenance says
     why. Inconsistent when no combination reproduces the source."""
-    triples = [t for t in mixed_pairs_of(source) if (t[0], t[2]) in datapaths and (t[1], t[2]) in datapaths]
+    offered = mixed_pairs_of(source)
+    triples = [t for t in offered if (t[0], t[2]) in datapaths and (t[1], t[2]) in datapaths]
     if not triples:
-        return WideningInference({}, "not inferred: the source evaluates no mixed fp8 inputs, and vectors of one "
-                                     "format cannot show a widening (docs/numerics.md, \"Not inferred: widened inputs\")", {})
+        why = ("the datapaths of no mixed pair's two formats were inferred (--formats)" if offered else
+               "the source evaluates no mixed fp8 inputs")
+        return WideningInference({}, f"not inferred: {why}, and vectors of one format cannot show a widening "
+                                     "(docs/numerics.md, \"Widened inputs\")", {})
     formats = sorted({f for t in triples for f in t[:2]})
     observed = []
     for a_fmt, b_fmt, acc in triples:
@@ -1555,6 +1558,9 @@ def summary_lines(report: dict) -> list[str]:
             conf = checks.get("confirmation", {})
             values["confirmation"] = f"{conf.get('mismatches', '-')} of {conf.get('vectors', 0)} mismatches"
         lines.append(f"  {key}: " + ", ".join(f"{p}={v}" for p, v in values.items()) + (f"; open: {', '.join(open_)}" if open_ else ""))
+    if "widened_inputs" in report:
+        widened = report["widened_inputs"]
+        lines.append(f"  widened inputs: {widened['value'] or 'none'} ({widened['provenance']})")
     for r in inference.get("recorded", []):
         determined = [p for p, v in r["parameters"].items() if v["determined"]]
         lines.append(f"  {r['file']}: {r['consistent_datapaths']} consistent datapaths; determined: {', '.join(determined)}")
