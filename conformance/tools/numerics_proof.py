@@ -1,7 +1,7 @@
 """The proof that `numerics infer` works, on an H100: infer the wgmma and mma.sync profiles from
 nothing on silicon, compare them parameter for parameter with the committed `sm_90a` and
-`sm_90a.mma_sync`, then check at least N fresh silicon inner products per input format against the
-inferred profiles (the shared measurement driver, random and discriminating vectors, compared on
+`sm_90a.mma_sync`, then check at least N fresh silicon inner products per input format (and per mixed fp8 pair)
+against the inferred profiles (the shared measurement driver, random and discriminating vectors, compared on
 the host by every core).
 
     tcgen05-conformance numerics proof --out DIR [--per-format 1e8] [--backend hopper|oracle]
@@ -36,12 +36,23 @@ from oracles.numerics.profiles import get_profile
 FAMILIES = {"wgmma": "sm_90a", "mma.sync": "sm_90a.mma_sync"}  # family -> the committed profile it must equal
 
 
+#: The Hopper combinations the proof measures: the 24 same-type ones and the 8 mixed fp8 ones, whose
+#: results depend on the widened inputs the inference read off directed vectors.
+PROVED = measure.COMBINATIONS + measure.MIXED_FP8
+
+
+def inputs_label(c: measure.Combination) -> str:
+    """What the proof counts a combination's inner products under: its input format, or "A x B"."""
+    return f"{c.in_fmt} x {c.b_fmt}" if c.b_fmt else c.in_fmt
+
+
 def counts_per_combination(per_format: int) -> dict[str, int]:
-    """Inner products per Hopper combination so that each input format gets at least `per_format`
-    over its combinations (both families, every accumulator, with and without .satfinite)."""
+    """Inner products per Hopper combination so that each input format (and each mixed pair) gets
+    at least `per_format` over its combinations (both families, every accumulator, with and
+    without .satfinite)."""
     by_format = defaultdict(list)
-    for c in measure.COMBINATIONS:
-        by_format[c.in_fmt].append(c)
+    for c in PROVED:
+        by_format[inputs_label(c)].append(c)
     return {c.id: -(-per_format // len(cs)) for cs in by_format.values() for c in cs}
 
 
@@ -54,7 +65,7 @@ def model_silicon(c: measure.Combination, chunk: dict, stages: Stages) -> np.nda
         tiles, m, n = cm.shape
         a_all = np.broadcast_to(a[:, :, None, :], (tiles, m, n, c.k)).reshape(-1, c.k)
         b_all = np.broadcast_to(b[:, None, :, :], (tiles, m, n, c.k)).reshape(-1, c.k)
-        d = inner_product(a_all, b_all, cm.reshape(-1), c.in_fmt, c.acc, c.profile(FAMILIES), saturate=c.saturate)
+        d = inner_product(a_all, b_all, cm.reshape(-1), c.inputs, c.acc, c.profile(FAMILIES), saturate=c.saturate)
         return pack_registers(d.reshape(tiles, m, n), *measure.d_fragment(c), measure.ACC_BITS[c.acc])
 
 
@@ -81,6 +92,8 @@ def prove(gpu, out: Path, per_format: int, seed: int, jobs: int, command: str,
         report["profiles"][family] = {"reference": reference, "file": path.name, "differences": differences,
                                       "errors": result.errors, "provenance": dict(result.profile.provenance),
                                       "directed_vectors": sum(sum(len(p) for p in inf.pools) for inf in result.inferences.values()),
+                                      "widened_inputs": {"value": dict(result.profile.widened_inputs),
+                                                         "provenance": result.profile.widened_inputs_provenance},
                                       "confirmation": {k: v["confirmation"] for k, v in result.checks.items() if "confirmation" in v}}
         report["timings_s"][f"infer {family}"] = round(time.perf_counter() - t0, 1)
         log(f"{family}: {len(differences)} differences from {reference}, errors {result.errors}")
@@ -90,15 +103,16 @@ def prove(gpu, out: Path, per_format: int, seed: int, jobs: int, command: str,
     stand_in = None if gpu is not None else {"gpu": "the numeric model under sm_90a / sm_90a.mma_sync (no GPU)",
                                              "arch": "model", "driver": "none"}
     for k, count in enumerate(sorted(set(counts.values()))):
-        chosen = [c for c in measure.COMBINATIONS if counts[c.id] == count]
+        chosen = [c for c in PROVED if counts[c.id] == count]
         part, _ = measure.measure(gpu, chosen, count, seed + 7919 * k, files, jobs,
                                   observe=None if gpu is not None else model_silicon, described=stand_in)
         measured["combinations"] += part["combinations"]
         measured.update({key: v for key, v in part.items() if key in ("gpu", "arch", "driver")})
     totals: dict = defaultdict(lambda: [0, 0])
     for c in measured["combinations"]:
-        totals[c["input"]][0] += c["inner_products"]
-        totals[c["input"]][1] += c["mismatches"]
+        label = c["input"] if c["b_input"] == c["input"] else f"{c['input']} x {c['b_input']}"
+        totals[label][0] += c["inner_products"]
+        totals[label][1] += c["mismatches"]
     measured["per_format"] = {f: {"inner_products": n, "mismatches": m} for f, (n, m) in totals.items()}
     measured["mismatches"] = sum(m for _, m in totals.values())
     ok &= measured["mismatches"] == 0 and all(n >= per_format for n, _ in totals.values())
@@ -123,10 +137,13 @@ def markdown(report: dict) -> str:
         lines.append(f"| {family} | `{p['reference']}` | {len(p['differences'])} | {len(p['errors'])} | {p['directed_vectors']} | "
                      f"{report['timings_s'][f'infer {family}']} |")
     for family, p in report["profiles"].items():
+        lines.append(f"- {family} widened inputs: {p['widened_inputs']['value'] or 'none'} "
+                     f"({p['widened_inputs']['provenance']})")
+    for family, p in report["profiles"].items():
         for d in p["differences"]:
             lines.append(f"- {family} {d['datapath']} {d['parameter']}: inferred {d['inferred']}, committed {d['reference']}")
     lines += ["", "Fresh silicon inner products against the inferred profiles:", "",
-              "| input format | inner products | mismatches |", "| --- | --- | --- |"]
+              "| input formats | inner products | mismatches |", "| --- | --- | --- |"]
     for f, v in m["per_format"].items():
         lines.append(f"| {f} | {v['inner_products']:,} | {v['mismatches']} |")
     lines += ["", f"Passed: {report['passed']}. Timings (s): {report['timings_s']}.", ""]

@@ -24,17 +24,20 @@ def test_the_whole_proof_passes_with_the_model_standing_in_for_the_h100(tmp_path
         entry = report["profiles"][family]
         assert entry["reference"] == reference and entry["differences"] == [] and entry["errors"] == {}
         assert (tmp_path / entry["file"]).is_file()
-    formats = {c.in_fmt for c in measure.COMBINATIONS}
+    formats = {c.in_fmt for c in measure.COMBINATIONS} | {f"{c.in_fmt} x {c.b_fmt}" for c in measure.MIXED_FP8}
     assert set(report["measurement"]["per_format"]) == formats
+    assert report["profiles"]["mma.sync"]["widened_inputs"]["value"] == {"e4m3": "f16", "e5m2": "f16"}
+    assert report["profiles"]["wgmma"]["widened_inputs"]["value"] == {}
     assert all(v["inner_products"] >= 5000 and v["mismatches"] == 0 for v in report["measurement"]["per_format"].values())
     assert "| e4m3 |" in (tmp_path / "h100-inference-proof.md").read_text()
 
 
-@pytest.mark.parametrize("combination", ["wgmma.e4m3.f32", "mma.sync.e4m3.f32", "mma.sync.s8.s32.satfinite", "wgmma.f16.f16"])
+@pytest.mark.parametrize("combination", ["wgmma.e4m3.f32", "mma.sync.e4m3.f32", "mma.sync.s8.s32.satfinite", "wgmma.f16.f16",
+                                         "mma.sync.e4m3xe5m2.f32", "wgmma.e5m2xe4m3.f32"])
 def test_the_stand_in_gives_what_the_driver_reads_back_as_the_committed_profile(combination):
     """Packed by the stand-in, unpacked by the driver: no mismatch against the committed profile, and
     the other family's profile (fp8 differs between wgmma and mma.sync on H100) is caught."""
-    [c] = [c for c in measure.COMBINATIONS if c.id == combination]
+    [c] = [c for c in proof.PROVED if c.id == combination]
     chunk = measure.prepare(c, 4, seed=3)
     words = proof.model_silicon(c, chunk, Stages())
     assert measure.compare(c, chunk, words, proof.FAMILIES)["mismatches"] == 0
