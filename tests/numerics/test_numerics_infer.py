@@ -28,7 +28,6 @@ from oracles.numerics.vectors import RECORDINGS as DATA
 SIMULATOR = Path(__file__).parent / "line_protocol_simulator.py"
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(PROFILES))
 def test_every_profile_is_inferred_back_parameter_for_parameter(name):
     """From nothing: every datapath of the profile, every parameter but the instruction's name,

@@ -33,7 +33,6 @@ import functools
 from collections.abc import Callable
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
@@ -764,7 +763,6 @@ def equivalence_runs(p: Program, data: st.DataObject) -> list[list[Equivalence]]
     return [run]
 
 
-@pytest.mark.slow
 @settings(max_examples=1250, **RELATION_SETTINGS)
 @given(p=programs(lambda c: int(is_plain_form(c) and c.cta_group == 2)), data=st.data())
 def test_cta_pair_forms(p: Program, data: st.DataObject) -> None:
@@ -796,7 +794,6 @@ def ws_weight(c: isa.ShapeClass) -> int:
     return (20 if c.m == 128 else 1) if c.ws else 0
 
 
-@pytest.mark.slow
 @settings(max_examples=1250, **RELATION_SETTINGS)
 @given(p=programs(ws_weight), data=st.data())
 def test_ws_forms(p: Program, data: st.DataObject) -> None:
