@@ -607,6 +607,7 @@ class Outcome:
     profiles: Counter = field(default_factory=Counter)
     inner_products: Counter = field(default_factory=Counter)
     per_accumulator: Counter = field(default_factory=Counter)
+    per_form_and_formats: Counter = field(default_factory=Counter)  # programs per (form, "A" or "A x B")
     failures: list[dict] = field(default_factory=list)
     groups_done: list[int] = field(default_factory=list)
     launches: int = 0
@@ -635,7 +636,7 @@ def count_launched(form: str, op, formats: tuple[str, ...], accumulator: str, pr
     outcome.profiles[profile] += count
     outcome.counts[f"programs ({inputs})"] += count
     outcome.counts[f"form {form}"] += count
-    outcome.counts[("form and formats", form, " x ".join(formats))] += count
+    outcome.per_form_and_formats[form, " x ".join(formats)] += count
     outcome.counts["programs"] += count
     ips = (16 * 8 if op.OP == "mma.sp" else 64 * op.n) * count  # D's elements (PTX ISA 9.7.14.6, 9.7.15.5)
     for f in formats:
@@ -1085,6 +1086,7 @@ class Run:
         o.profiles.update(outcome.profiles)
         o.inner_products.update(outcome.inner_products)
         o.per_accumulator.update(outcome.per_accumulator)
+        o.per_form_and_formats.update(outcome.per_form_and_formats)
         o.failures += outcome.failures
         o.launches += outcome.launches
         o.stages.merge(outcome.stages)
@@ -1287,8 +1289,8 @@ def report(run: Run, seconds: float, evicted: int, keep_cache: bool) -> dict:
         "instructions": run.instructions,
         "programs_by_inputs": {i: o.counts[f"programs ({i})"] for i in INPUTS},
         "programs_by_form": {f: o.counts[f"form {f}"] for f in FORMS},
-        "programs_by_form_and_formats": {f: dict(sorted((k[2], n) for k, n in o.counts.items()
-                                                        if isinstance(k, tuple) and k[1] == f)) for f in FORMS},
+        "programs_by_form_and_formats": {f: dict(sorted((formats, n) for (form, formats), n in o.per_form_and_formats.items()
+                                                        if form == f)) for f in FORMS},
         "launches": o.launches,
         "kernel_cache": {"hits": run.cache["hits"], "assembled": run.cache["assembled"],
                          "assemble_seconds": round(run.cache["assemble_seconds"], 3), "evicted": evicted},

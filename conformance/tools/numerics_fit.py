@@ -92,7 +92,7 @@ def sweep(path: str, profile_name: str) -> list[dict]:
 def sweep_samples(path: str, profile_name: str) -> list[dict]:
     """The same sweep over the silicon samples that `numerics measure --samples` keeps (arrays
     `<combination>/a|b|c|silicon`), per combination, each under its instruction's profile variant."""
-    from conformance.tools.numerics_measure import COMBINATIONS, MIXED_FP8
+    from conformance.tools.numerics_measure import COMBINATIONS, HOPPER_COMBINATIONS
 
     try:
         data = np.load(path)
@@ -100,7 +100,7 @@ def sweep_samples(path: str, profile_name: str) -> list[dict]:
     except (OSError, ValueError, zipfile.BadZipFile) as e:
         raise FitInputError(f"{path}: not a samples file of numerics measure ({' '.join(str(e).split())})") from None
     rows = []
-    for c in COMBINATIONS + MIXED_FP8:
+    for c in HOPPER_COMBINATIONS:
         if f"{c.id}/silicon" not in files:
             continue
         missing = [f"{c.id}/{x}" for x in ("a", "b", "c") if f"{c.id}/{x}" not in files]

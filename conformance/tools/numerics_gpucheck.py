@@ -27,7 +27,7 @@ import numpy as np
 from conformance.core.isa.fragments import MMA_SYNC_SHAPES, register_elements, wgmma_accumulator
 from conformance.tools.hopper_gpu import TARGET
 from conformance.tools.numerics_measure import (
-    ACC_BITS, COMBINATIONS, INPUT_BITS, MIXED_FP8, WGMMA_N, Combination, d_fragment, kernel_source, smem_images_for,
+    ACC_BITS, HOPPER_COMBINATIONS, INPUT_BITS, WGMMA_N, Combination, d_fragment, kernel_source, smem_images_for,
 )
 from conformance.tools.stages import Stages
 from device.check_kernels import RECORD_WORDS, compile_cubin, source
@@ -108,7 +108,7 @@ def operand_tables(c: Combination) -> list[tuple[str, np.ndarray]]:
 def stream_parameters(c: Combination, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """The operand stream's parameters of `c`: A's and C's, and B's (its own format where the inputs
     are mixed; the same seed and combination number, so a same-type B draws what A's array draws)."""
-    number = (COMBINATIONS + MIXED_FP8).index(c)
+    number = HOPPER_COMBINATIONS.index(c)
     return (numeric_stream.parameters(seed, number, c.in_fmt, c.acc),
             numeric_stream.parameters(seed, number, c.b_fmt or c.in_fmt, c.acc))
 

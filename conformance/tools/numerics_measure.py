@@ -122,6 +122,9 @@ COMBINATIONS = tuple(Combination(f, i, a, s) for f in ("mma.sync", "wgmma") for 
 # apart from the 24 same-type combinations, to settle A-MMA-SP-MIXED-FP8 (docs/assumptions.md)
 MIXED_FP8 = tuple(Combination(f, a, acc, b_fmt=b) for f in ("mma.sync", "wgmma")
                   for a, b in (("e4m3", "e5m2"), ("e5m2", "e4m3")) for acc in ("f32", "f16"))
+#: Every Hopper combination, same-type then mixed; a combination's place here is its number in the
+#: GPU checker's operand stream (`numerics_gpucheck.stream_parameters`).
+HOPPER_COMBINATIONS = COMBINATIONS + MIXED_FP8
 
 
 def tcgen05_combinations(target: str) -> tuple[Combination, ...]:

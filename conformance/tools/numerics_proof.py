@@ -38,7 +38,7 @@ FAMILIES = {"wgmma": "sm_90a", "mma.sync": "sm_90a.mma_sync"}  # family -> the c
 
 #: The Hopper combinations the proof measures: the 24 same-type ones and the 8 mixed fp8 ones, whose
 #: results depend on the widened inputs the inference read off directed vectors.
-PROVED = measure.COMBINATIONS + measure.MIXED_FP8
+PROVED = measure.HOPPER_COMBINATIONS
 
 
 def inputs_label(c: measure.Combination) -> str:
@@ -109,8 +109,9 @@ def prove(gpu, out: Path, per_format: int, seed: int, jobs: int, command: str,
         measured["combinations"] += part["combinations"]
         measured.update({key: v for key, v in part.items() if key in ("gpu", "arch", "driver")})
     totals: dict = defaultdict(lambda: [0, 0])
+    proved = {c.id: c for c in PROVED}
     for c in measured["combinations"]:
-        label = c["input"] if c["b_input"] == c["input"] else f"{c['input']} x {c['b_input']}"
+        label = inputs_label(proved[c["id"]])
         totals[label][0] += c["inner_products"]
         totals[label][1] += c["mismatches"]
     measured["per_format"] = {f: {"inner_products": n, "mismatches": m} for f, (n, m) in totals.items()}
