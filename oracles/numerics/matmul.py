@@ -82,8 +82,13 @@ class MatrixProduct:
         """The A, B and C codes of the inner products at (rows, cols), in the storage dtypes the
         model takes: [R, K], [R, K], [R]."""
         a, b = _typed(self.a, self.afmt), _typed(self.b, self.bfmt)  # narrowed before the rows repeat them
-        b = b[cols] if self.columns is None else b[cols[:, None], self.columns[rows]]
-        return a[rows], b, _typed(self.c[rows, cols], self.acc)
+        # np.take along an axis, not fancy indexing: several times faster for a few bytes per row
+        if self.columns is None:
+            b = np.take(b, cols, axis=0)
+        else:  # B's rows at each A row's columns, [N, M, K'], then the pairs asked for
+            m = self.columns.shape[0]
+            b = np.take(np.take(b, self.columns, axis=1).reshape(b.shape[0] * m, -1), cols * m + rows, axis=0)
+        return np.take(a, rows, axis=0), b, _typed(self.c[rows, cols], self.acc)
 
     def key(self) -> tuple:
         """What inner products must share to be evaluated in one call of the model."""
