@@ -1,14 +1,17 @@
-"""`cache info|clear`: the kernel cache the campaign keeps across runs (`device.kernel_cache`)."""
+"""`cache info|clear|fill`: the kernel cache the campaign keeps across runs (`device.kernel_cache`),
+and every kernel a campaign can launch assembled into it ahead of a run (`tools.campaign_kernels`)."""
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 
-from conformance.cli.common import EXIT_OK, print_json
+from conformance.cli.common import EXIT_FAILED, EXIT_OK, JOBS_LIMIT, count, print_json
 
 
 def add(sub) -> None:
-    cache = sub.add_parser("cache", help="the assembled-kernel cache kept across campaigns: info or clear",
+    cache = sub.add_parser("cache", help="the assembled-kernel cache kept across campaigns: info, clear or fill",
                            description="Cubins of the campaign's kernel forms, keyed by PTX text, architecture and "
                                        "assembler version, kept in $TCGEN05_CACHE or ~/.cache/tcgen05-conformance/kernels "
                                        "and trimmed to their limit (least recently used first) after each campaign.")
@@ -18,6 +21,15 @@ def add(sub) -> None:
     info.set_defaults(func=cmd_info)
     clear = actions.add_parser("clear", help="delete every kernel in the cache")
     clear.set_defaults(func=cmd_clear)
+    fill = actions.add_parser("fill", help="assemble every kernel form a Hopper campaign can launch (about 9,500) "
+                                           "that the cache lacks, so that no campaign waits for the assembler",
+                              description="Needs nvJitLink (the compile extra), not a GPU: a folder filled on one "
+                                          "machine serves any other with the same assembler version "
+                                          "($TCGEN05_CACHE names it). Prints progress to stderr and a summary.")
+    fill.add_argument("--jobs", type=count(1, JOBS_LIMIT, "worker count"), default=os.cpu_count() or 1, metavar="N",
+                      help="assembler processes (default: every CPU)")
+    fill.add_argument("--json", action="store_true", help="print the summary as JSON")
+    fill.set_defaults(func=cmd_fill)
 
 
 def _cache():
@@ -39,3 +51,19 @@ def cmd_clear(args: argparse.Namespace) -> int:
     cache = _cache()
     print(f"{cache.directory}: {cache.clear()} kernels deleted")
     return EXIT_OK
+
+
+def cmd_fill(args: argparse.Namespace) -> int:
+    from conformance.tools.campaign_kernels import fill
+
+    cache = _cache()
+    done = fill(cache.directory, args.jobs, sys.stderr)
+    if args.json:
+        print_json(done)
+    else:
+        print(f"{cache.directory}: {done['forms']:,} kernel forms, {done['cached']:,} already cached, "
+              f"{done['assembled']:,} assembled ({done['assemble_cpu_seconds']:.0f} s of assembler time), "
+              f"{len(done['failed'])} failed, {done['seconds']:.0f} s")
+        for line in done["failed"]:
+            print(f"failed: {line}", file=sys.stderr)
+    return EXIT_FAILED if done["failed"] else EXIT_OK
