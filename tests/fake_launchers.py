@@ -18,7 +18,7 @@ import pickle
 import time
 
 from conformance.tools.campaign import HostOnlyLauncher
-from conformance.tools.campaign_stream import GPU_IDLE, StreamGroup
+from conformance.tools.campaign_stream import StreamGroup, count_idle
 
 MARKERS = "FAKE_LAUNCHER_MARKERS"
 CUDA_FAULT = "CUDA driver error CUDA_ERROR_ILLEGAL_INSTRUCTION"
@@ -171,7 +171,8 @@ class Timed(Misbehaving):
 
     def timed(self, groups: int) -> None:
         self.seconds["launch"] += groups * self.LAUNCH_S
-        self.seconds[GPU_IDLE] += groups * self.IDLE_S
+        for _ in range(groups):
+            count_idle(self.seconds, self.IDLE_S)
 
     def launch(self, group):
         words = super().launch(group)

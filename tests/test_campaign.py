@@ -9,12 +9,14 @@ import dataclasses
 import io
 import json
 import shutil
+from collections import Counter
 
 import numpy as np
 import pytest
 
 from conformance.core.program import load
 from conformance.tools import campaign as tool
+from conformance.tools.campaign_stream import count_idle
 from device.ptx.kernels import hopper_form, hopper_kernel
 from oracles.numerics.checker import CrossCheckError
 
@@ -82,7 +84,20 @@ def test_idle_time_between_batches_is_reported_and_not_counted_as_busy(settings)
     gpu, launches = report["gpus"][0], report["launches"]
     assert gpu["launch_seconds"] == gpu["busy_seconds"] == report["gpu_seconds"] == round(launches * Timed.LAUNCH_S, 3)
     assert gpu["idle_between_batches_seconds"] == round(launches * Timed.IDLE_S, 3)
-    assert report["throughput"]["programs_per_s_gpu"] == round(report["programs"] / (launches * Timed.LAUNCH_S), 1)
+    assert gpu["idle_between_batches_by_gap_seconds"] == {"<0.1 ms": 0, "0.1-1 ms": 0, "1-10 ms": 0,
+                                                          ">=10 ms": round(launches * Timed.IDLE_S, 3)}
+    gpu_rate = report["programs"] / (launches * Timed.LAUNCH_S)
+    assert report["throughput"]["programs_per_s_gpu"] == round(gpu_rate, 1)
+    assert report["throughput"]["end_to_end_over_gpu"] == round(report["programs"] / report["seconds"] / gpu_rate, 4)
+
+
+@pytest.mark.parametrize("seconds, key", [(0.0, "idle <0.1 ms"), (0.99e-4, "idle <0.1 ms"), (1e-4, "idle 0.1-1 ms"),
+                                          (0.9e-3, "idle 0.1-1 ms"), (2e-3, "idle 1-10 ms"), (0.01, "idle >=10 ms"),
+                                          (3.0, "idle >=10 ms")])
+def test_an_idle_gap_is_counted_by_its_length(seconds, key):
+    counted = Counter()
+    count_idle(counted, seconds)
+    assert counted == Counter({"idle": seconds, key: seconds})
 
 
 def _texts(settings: tool.Settings) -> list[str]:

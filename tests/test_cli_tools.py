@@ -24,7 +24,7 @@ SUBCOMMANDS = [["run"], ["replay"], ["export"], ["legality"], ["decode"], ["vect
                ["numerics", "measure"], ["numerics", "infer"], ["numerics", "proof"], ["numerics", "agree"], ["numerics", "fit"],
                ["numerics", "sweep"],
                ["numerics", "catch-rates"], ["numerics", "probes"], ["probe"],
-               ["campaign"], ["cache"], ["cache", "info"], ["cache", "clear"], ["report"], ["report", "merge"], ["bench"],
+               ["campaign"], ["cache"], ["cache", "info"], ["cache", "clear"], ["cache", "fill"], ["report"], ["report", "merge"], ["bench"],
                ["mutants"], ["fuzz"], ["lint"], ["import"], ["spellings"], ["lint-agreement"], ["peers"]]
 SUBNORMAL_SAMPLES = ROOT / "reports" / "numerics" / "h100-subnormal-samples.npz"
 SUBNORMAL_FIT = ROOT / "reports" / "numerics" / "h100-subnormal-fit.json"

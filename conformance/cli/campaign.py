@@ -155,5 +155,6 @@ def cmd_campaign(args: argparse.Namespace) -> int:
     t = report["throughput"]
     print(f"{report['programs']} programs, {report['inner_products_total']} inner products, {report['mismatches']} "
           f"mismatched, {report['errors']} errors, {report['seconds']} s ({t['programs_per_s_end_to_end']} programs/s end "
-          f"to end, {t['programs_per_s_gpu']} on the GPUs); report: {args.json}", file=sys.stderr)
+          f"to end, {t['programs_per_s_gpu']} on the GPUs, {t['end_to_end_over_gpu']} of it); report: {args.json}",
+          file=sys.stderr)
     return EXIT_OK if report["mismatches"] == 0 and report["errors"] == 0 else EXIT_FAILED

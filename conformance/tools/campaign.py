@@ -85,7 +85,7 @@ from conformance.tools.campaign_checker import (
     GpuReference, HostReference, Operands, checker_module, disagreement, model_sample, operands,
 )
 from conformance.tools.campaign_stream import (
-    GPU_IDLE, GpuStream, StreamBatch, StreamGroup, StreamPrograms, StreamResult, checker_differs, drawn_differently, host_draw,
+    GPU_IDLE, IDLE_GAPS_MS, GpuStream, StreamBatch, StreamGroup, StreamPrograms, StreamResult, checker_differs, drawn_differently, host_draw,
     stream_batch, stream_group, stream_parameters, stream_result,
 )
 from conformance.tools.stages import Stages
@@ -105,10 +105,13 @@ DEFAULT_DATA_SETS = 32  # operand data sets (programs) per drawn instruction (th
 DEFAULT_TIMEOUT_S = 300.0  # a launch still running after this long is a hang
 START_TIMEOUT_S = 300.0  # a GPU worker not ready after this long (imports, CUDA context) has hung
 READY_PER_GPU = 4  # prepared chunks waiting per GPU worker: how far the producers run ahead
-# chunks handed to one GPU worker at once: two batches queued on its GPU and the next order already
-# waiting, so that the worker never collects its only queued batch for want of an order (with two,
-# the GPU drained at every other chunk while the main process answered the worker's "done")
-IN_FLIGHT_PER_GPU = 3
+# batches a GPU worker keeps queued on its GPU while it waits for the oldest: the GPU runs the others
+# while the worker settles that one and queues the next
+GPU_BATCHES_QUEUED = 2
+# chunks handed to one GPU worker at once: its queued batches and the next order already waiting,
+# so that the worker never collects its only queued batch for want of an order (with one order
+# fewer, the GPU drained at every other chunk while the main process answered the worker's "done")
+IN_FLIGHT_PER_GPU = GPU_BATCHES_QUEUED + 1
 FAILURES_KEPT = 50  # failures listed in the report (every failing program goes to --cases)
 WORKER_STARTS = 3  # attempts to start a GPU's worker in a row before the GPU is given up
 CHUNK_DEATHS = 3  # worker deaths outside a launch a chunk may cause before its remaining cases are charged
@@ -867,7 +870,7 @@ def gpu_worker(index: int, device: str | None, launcher_spec: str, cache_dir: st
             if handle is None:
                 return stopped()
             queued.append((work, ks, handle))
-            while len(queued) > 1:
+            while len(queued) >= GPU_BATCHES_QUEUED:
                 if not settle_oldest():
                     return stopped()
         while queued:
@@ -1260,6 +1263,8 @@ def report(run: Run, seconds: float, evicted: int, keep_cache: bool) -> dict:
     gpus = [{"index": w.index, "device": w.device, "name": w.name, "programs": w.programs, "launches": w.launches,
              "busy_seconds": round(b, 3), **{f"{k}_seconds": round(w.gpu_seconds[k], 3) for k in GPU_STAGES},
              "idle_between_batches_seconds": round(w.gpu_seconds[GPU_IDLE], 3),
+             "idle_between_batches_by_gap_seconds": {label: round(w.gpu_seconds[f"{GPU_IDLE} {label}"], 3)
+                                                     for _, label in IDLE_GAPS_MS},
              "programs_per_s_busy": round(w.programs / b, 1) if b else None,
              "restarts": w.restarts, "incidents": w.incidents, "given_up": w.gone} for w, b in zip(run.workers, busy)]
     gpu_rate = sum(w.programs / b for w, b in zip(run.workers, busy) if b)
@@ -1317,6 +1322,8 @@ def report(run: Run, seconds: float, evicted: int, keep_cache: bool) -> dict:
             "inner_products_per_s_end_to_end": round(total_ips / seconds),
             "programs_per_s_gpu": round(gpu_rate, 1) if gpu_rate else None,
             "inner_products_per_s_gpu": round(gpu_ips) if gpu_rate else None,
+            # the issue's measure: how near the GPUs' own rate the run came (1 with no GPU ever waiting)
+            "end_to_end_over_gpu": round(programs / seconds / gpu_rate, 4) if gpu_rate else None,
         },
         "failures": [{k: v for k, v in f.items() if k != "program"} for f in failures[:FAILURES_KEPT]],
     }
