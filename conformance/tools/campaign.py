@@ -107,7 +107,7 @@ START_TIMEOUT_S = 300.0  # a GPU worker not ready after this long (imports, CUDA
 READY_PER_GPU = 4  # prepared chunks waiting per GPU worker: how far the producers run ahead
 # batches a GPU worker keeps queued on its GPU while it waits for the oldest: the GPU runs the others
 # while the worker settles that one and queues the next
-GPU_BATCHES_QUEUED = 3
+GPU_BATCHES_QUEUED = 2
 # chunks handed to one GPU worker at once: its queued batches and the next order already waiting,
 # so that the worker never collects its only queued batch for want of an order (with one order
 # fewer, the GPU drained at every other chunk while the main process answered the worker's "done")
