@@ -71,6 +71,7 @@ def test_two_workers_share_the_chunks_and_account_per_gpu(settings):
         assert report["stages"]["producers"][stage]["seconds"] > 0, stage
     for stage in ("read", "compare"):
         assert report["stages"]["gpu_workers"][stage]["seconds"] > 0, stage
+    assert all(tool.GC_STAGE in report["stages"][where] for where in ("producers", "gpu_workers", "main"))
     cache = report["kernel_cache"]
     assert cache["assembled"] == len({text for text in _texts(settings)}) and cache["hits"] + cache["assembled"] == report["launches"]
 

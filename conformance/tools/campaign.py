@@ -88,7 +88,7 @@ from conformance.tools.campaign_stream import (
     GPU_IDLE, IDLE_GAPS_MS, GpuStream, StreamBatch, StreamGroup, StreamPrograms, StreamResult, checker_differs, drawn_differently, host_draw,
     stream_batch, stream_group, stream_parameters, stream_result,
 )
-from conformance.tools.stages import Stages
+from conformance.tools.stages import CollectorPauses, Stages
 from device.hopper_batch import Batch, pack, pack_d, unpack_d
 from device.kernel_cache import CACHE_ENV, KernelCache, default_directory
 from device.ptx.kernels import HopperForm, UnsupportedProgram, hopper_form, hopper_kernel
@@ -123,6 +123,7 @@ CHECKER, MODEL = "checker", "model"  # what computes the expected D's inner prod
 HOST_DRAW, GPU_DRAW = "host", "gpu"  # where each data set's operands are drawn
 DEFAULT_CROSS_CHECK_EVERY = 64  # with the checker, every 64th program of a chunk is also evaluated by the model
 STREAM_CHUNK_INSTRUCTIONS = 32  # instructions per chunk when the GPU draws the data sets
+GC_STAGE = "gc"  # seconds in the garbage collector, within the other stages' (`CollectorPauses`)
 PRODUCER_NICENESS = 19  # producers take only the CPU the GPU workers leave: a worker slowed by them idles its GPU
 
 
@@ -469,6 +470,7 @@ def producer(settings: Settings, tasks, slots, spool: str, pipe) -> None:
     try:
         os.nice(PRODUCER_NICENESS)
         cache = KernelCache(settings.cache_dir)
+        pauses = CollectorPauses()  # until the process ends
         while (chunk := tasks.get()) is not None:
             stages = Stages()
             with stages("wait"):
@@ -479,6 +481,7 @@ def producer(settings: Settings, tasks, slots, spool: str, pipe) -> None:
             with stages("spool"):
                 write_pickle(programs, details)
                 write_pickle(launches, prepared)
+            stages.add(GC_STAGE, pauses.take())
             pipe.send(("ticket", chunk, prepared["inputs"], (launches, programs), len(prepared["groups"]),
                        prepared["not_run"], prepared["errors"],
                        prepared["instructions"], stages,
@@ -751,6 +754,7 @@ def gpu_worker(index: int, device: str | None, launcher_spec: str, cache_dir: st
         pipe.send(("unusable", index, one_line(e)))
         return stopped()
     pipe.send(("ready", index, launcher.name))
+    pauses = CollectorPauses()  # until the process ends
 
     def fault(work: ChunkWork, k: int, e: Exception) -> None:
         progress[1] = IDLE
@@ -832,6 +836,7 @@ def gpu_worker(index: int, device: str | None, launcher_spec: str, cache_dir: st
         return True
 
     def done(work: ChunkWork) -> None:
+        work.outcome.stages.add(GC_STAGE, pauses.take())
         pipe.send(("done", index, work.token, work.outcome))
 
     try:
@@ -1015,6 +1020,11 @@ class Run:
     # --- the loop ---
 
     def run(self) -> None:
+        with CollectorPauses() as pauses:
+            self.loop()
+        self.main_stages.add(GC_STAGE, pauses.take())
+
+    def loop(self) -> None:
         last_report = started = time.time()
         while self.pending:
             ready = wait(list(self.pipes), timeout=0.2)

@@ -4,6 +4,7 @@ the processes of a run. Two clock reads a stage, so the timers stay on."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import time
 from collections import Counter
 from typing import Iterator
@@ -41,3 +42,35 @@ class Stages:
                        "ms_per_program": round(1e3 * self.wall[name] / per, 4),
                        "cpu_ms_per_program": round(1e3 * self.cpu[name] / per, 4)}
                 for name in self.wall}
+
+
+class CollectorPauses:
+    """The seconds this process spends in the cyclic garbage collector's collections, counted through
+    `gc.callbacks` from its making until `close` (or the end of its `with`) and handed out by `take`.
+    A collection stops the process wherever it is, so these seconds lie within its other stages' too."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.started: float | None = None
+        gc.callbacks.append(self._phase)
+
+    def _phase(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self.started = time.perf_counter()
+        elif self.started is not None:
+            self.seconds += time.perf_counter() - self.started
+            self.started = None
+
+    def take(self) -> float:
+        """The seconds counted since the last take."""
+        seconds, self.seconds = self.seconds, 0.0
+        return seconds
+
+    def close(self) -> None:
+        gc.callbacks.remove(self._phase)
+
+    def __enter__(self) -> "CollectorPauses":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
