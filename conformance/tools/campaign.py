@@ -59,6 +59,7 @@ worker's index (tests use stand-ins that hang, fault or change a word).
 from __future__ import annotations
 
 import dataclasses
+import gc
 import importlib
 import mmap
 import multiprocessing
@@ -123,6 +124,9 @@ CHECKER, MODEL = "checker", "model"  # what computes the expected D's inner prod
 HOST_DRAW, GPU_DRAW = "host", "gpu"  # where each data set's operands are drawn
 DEFAULT_CROSS_CHECK_EVERY = 64  # with the checker, every 64th program of a chunk is also evaluated by the model
 STREAM_CHUNK_INSTRUCTIONS = 32  # instructions per chunk when the GPU draws the data sets
+# FROZEN_HEAP: each process of a run moves what it holds once started (its imports, a worker's CUDA
+# context) out of the garbage collector's reach (gc.freeze), so that a full collection walks only
+# what the run made since: a pause in a worker or the main process idles the GPU
 GC_STAGE = "gc"  # seconds in the garbage collector, within the other stages' (`CollectorPauses`)
 PRODUCER_NICENESS = 19  # producers take only the CPU the GPU workers leave: a worker slowed by them idles its GPU
 
@@ -470,6 +474,7 @@ def producer(settings: Settings, tasks, slots, spool: str, pipe) -> None:
     try:
         os.nice(PRODUCER_NICENESS)
         cache = KernelCache(settings.cache_dir)
+        gc.freeze()  # FROZEN_HEAP
         pauses = CollectorPauses()  # until the process ends
         while (chunk := tasks.get()) is not None:
             stages = Stages()
@@ -754,6 +759,7 @@ def gpu_worker(index: int, device: str | None, launcher_spec: str, cache_dir: st
         pipe.send(("unusable", index, one_line(e)))
         return stopped()
     pipe.send(("ready", index, launcher.name))
+    gc.freeze()  # FROZEN_HEAP
     pauses = CollectorPauses()  # until the process ends
 
     def fault(work: ChunkWork, k: int, e: Exception) -> None:
@@ -1020,9 +1026,13 @@ class Run:
     # --- the loop ---
 
     def run(self) -> None:
-        with CollectorPauses() as pauses:
-            self.loop()
-        self.main_stages.add(GC_STAGE, pauses.take())
+        gc.freeze()  # FROZEN_HEAP, for the loop alone: this process may go on to other work
+        try:
+            with CollectorPauses() as pauses:
+                self.loop()
+            self.main_stages.add(GC_STAGE, pauses.take())
+        finally:
+            gc.unfreeze()
 
     def loop(self) -> None:
         last_report = started = time.time()
