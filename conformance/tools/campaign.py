@@ -127,9 +127,6 @@ STREAM_CHUNK_INSTRUCTIONS = 32  # instructions per chunk when the GPU draws the 
 # FROZEN_HEAP: each process of a run moves what it holds once started (its imports, a worker's CUDA
 # context) out of the garbage collector's reach (gc.freeze), so that a full collection walks only
 # what the run made since: a pause in a worker or the main process idles the GPU
-# COLLECT_WHILE_QUEUED: a GPU worker collects garbage itself, right after it queues a batch (the GPU
-# then has that batch and the one before it to run), never where the collector's own thresholds
-# would stop it: a pause while the GPU's last batch runs out idles the GPU
 GC_STAGE = "gc"  # seconds in the garbage collector, within the other stages' (`CollectorPauses`)
 PRODUCER_NICENESS = 19  # producers take only the CPU the GPU workers leave: a worker slowed by them idles its GPU
 
@@ -763,7 +760,6 @@ def gpu_worker(index: int, device: str | None, launcher_spec: str, cache_dir: st
         return stopped()
     pipe.send(("ready", index, launcher.name))
     gc.freeze()  # FROZEN_HEAP
-    gc.disable()  # COLLECT_WHILE_QUEUED
     pauses = CollectorPauses()  # until the process ends
 
     def fault(work: ChunkWork, k: int, e: Exception) -> None:
@@ -879,14 +875,12 @@ def gpu_worker(index: int, device: str | None, launcher_spec: str, cache_dir: st
                     return stopped()
                 progress[1] = IDLE
                 done(work)
-                gc.collect()  # COLLECT_WHILE_QUEUED (nothing queued: the GPU waits for this chunk anyway)
                 continue
             ks = list(range(len(work.chunk["groups"])))
             handle = submitted(work, ks, lambda groups: launcher.stream_submit(groups, work.chunk["batch"]))
             if handle is None:
                 return stopped()
             queued.append((work, ks, handle))
-            gc.collect()  # COLLECT_WHILE_QUEUED
             while len(queued) >= GPU_BATCHES_QUEUED:
                 if not settle_oldest():
                     return stopped()
