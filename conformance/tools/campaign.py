@@ -45,8 +45,9 @@ Every stage is timed (`conformance.tools.stages`): in the producers draw, refere
 HOST_DRAW and the checker, the operands), kernel text, assemble, pack, model (the checker's
 sample), spool and wait (blocked on the bound); in the GPU workers wait (idle, no chunk handed
 to it), read (the spool file), load (kernels), draw (GPU_DRAW), copy in, launch, read back,
-reference (the checker) and compare; in the main process, dispatch. The report holds them with
-the GPUs (programs, launches, busy seconds, restarts), the reference, the programs per judging
+reference (the checker) and compare; in the main process, dispatch; in each, gc (the garbage
+collector's pauses, within the other stages). The report holds them with
+the GPUs (programs, launches, busy seconds, idle seconds between batches, restarts), the reference, the programs per judging
 profile, programs and inner products per input format and form, mismatches, errors, the kernel
 cache's hits and assemblies, seconds, startup and throughput, end to end and GPU side.
 
