@@ -320,9 +320,10 @@ def test_the_draw_default_follows_the_numerics(argv, want):
 
 @needs_run
 @pytest.mark.parametrize("draw, want", [("gpu", (256, 512)), ("host", (tool.DEFAULT_DATA_SETS, tool.DEFAULT_CROSS_CHECK_EVERY))])
-def test_the_data_sets_and_the_sample_default_by_where_data_sets_are_drawn(draw, want, tmp_path, monkeypatch):
+def test_the_data_sets_and_the_sample_default_by_where_data_sets_are_drawn(draw, want, tmp_path, monkeypatch, capsys):
     """Data sets drawn on the GPU cost the host nothing: the command line asks for 256 per
-    instruction and samples one program in 512; drawn on the host, the campaign's own defaults."""
+    instruction and samples one program in 512; drawn on the host, the campaign's own defaults.
+    A host-only run's last line says it had no GPU time rather than a rate of None."""
     from conformance.cli import main
 
     monkeypatch.setenv("TCGEN05_CACHE", str(tmp_path / "kernels"))
@@ -331,6 +332,8 @@ def test_the_data_sets_and_the_sample_default_by_where_data_sets_are_drawn(draw,
     assert main(argv) == 0
     settings = json.loads(report.read_text())["settings"]
     assert (settings["data_sets"], settings["cross_check_every"]) == want
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "programs/s end to end; no GPU time)" in last and "None" not in last
 
 
 def test_a_stream_chunk_holds_32_instructions():

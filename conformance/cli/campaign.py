@@ -153,8 +153,9 @@ def cmd_campaign(args: argparse.Namespace) -> int:
     write_json(args.json, report)
     print(tool.stage_table(report), file=sys.stderr)
     t = report["throughput"]
+    gpu_side = (f", {t['programs_per_s_gpu']} on the GPUs, {t['end_to_end_over_gpu']} of it" if t["programs_per_s_gpu"]
+                else "; no GPU time")
     print(f"{report['programs']} programs, {report['inner_products_total']} inner products, {report['mismatches']} "
           f"mismatched, {report['errors']} errors, {report['seconds']} s ({t['programs_per_s_end_to_end']} programs/s end "
-          f"to end, {t['programs_per_s_gpu']} on the GPUs, {t['end_to_end_over_gpu']} of it); report: {args.json}",
-          file=sys.stderr)
+          f"to end{gpu_side}); report: {args.json}", file=sys.stderr)
     return EXIT_OK if report["mismatches"] == 0 and report["errors"] == 0 else EXIT_FAILED
