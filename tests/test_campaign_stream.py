@@ -323,7 +323,8 @@ def test_the_draw_default_follows_the_numerics(argv, want):
 def test_the_data_sets_and_the_sample_default_by_where_data_sets_are_drawn(draw, want, tmp_path, monkeypatch, capsys):
     """Data sets drawn on the GPU cost the host nothing: the command line asks for 256 per
     instruction and samples one program in 512; drawn on the host, the campaign's own defaults.
-    A host-only run's last line says it had no GPU time rather than a rate of None."""
+    A host-only run's summary says it had no GPU time rather than a rate of None, and a run that
+    assembled kernels points to `cache fill`; a second run, with every form cached, does not."""
     from conformance.cli import main
 
     monkeypatch.setenv("TCGEN05_CACHE", str(tmp_path / "kernels"))
@@ -332,8 +333,12 @@ def test_the_data_sets_and_the_sample_default_by_where_data_sets_are_drawn(draw,
     assert main(argv) == 0
     settings = json.loads(report.read_text())["settings"]
     assert (settings["data_sets"], settings["cross_check_every"]) == want
-    last = capsys.readouterr().err.strip().splitlines()[-1]
-    assert "programs/s end to end; no GPU time)" in last and "None" not in last
+    *_, summary, hint = capsys.readouterr().err.strip().splitlines()
+    assert "programs/s end to end; no GPU time)" in summary and "None" not in summary
+    assembled = json.loads(report.read_text())["kernel_cache"]["assembled"]
+    assert assembled > 0 and hint.startswith(f"campaign: {assembled:,} kernel forms were assembled") and "cache fill" in hint
+    assert main(argv) == 0
+    assert "programs/s end to end" in capsys.readouterr().err.strip().splitlines()[-1]  # nothing left to assemble
 
 
 def test_a_stream_chunk_holds_32_instructions():
