@@ -125,9 +125,6 @@ CHECKER, MODEL = "checker", "model"  # what computes the expected D's inner prod
 HOST_DRAW, GPU_DRAW = "host", "gpu"  # where each data set's operands are drawn
 DEFAULT_CROSS_CHECK_EVERY = 64  # with the checker, every 64th program of a chunk is also evaluated by the model
 STREAM_CHUNK_INSTRUCTIONS = 32  # instructions per chunk when the GPU draws the data sets
-# FROZEN_HEAP: each process of a run moves what it holds once started (its imports, a worker's CUDA
-# context) out of the garbage collector's reach (gc.freeze), so that a full collection walks only
-# what the run made since: a pause in a worker or the main process idles the GPU
 GC_STAGE = "gc"  # seconds in the garbage collector, within the other stages' (`CollectorPauses`)
 PRODUCER_NICENESS = 19  # producers take only the CPU the GPU workers leave: a worker slowed by them idles its GPU
 
@@ -467,6 +464,15 @@ def read_pickle(path: str):
     return pickle.loads(whole[start:start + int(meta_size)], buffers=buffers)
 
 
+def frozen_heap() -> CollectorPauses:
+    """Move what this process holds once started (its imports, a worker's CUDA context) out of the
+    garbage collector's reach (gc.freeze), so that a full collection walks only what the run made
+    since, and count the collector's pauses from now on. Unfrozen, a collection stopped a GPU
+    worker for 10 ms or more, idling its GPU (reports/hopper/session19/gc)."""
+    gc.freeze()
+    return CollectorPauses()
+
+
 def producer(settings: Settings, tasks, slots, spool: str, pipe) -> None:
     """A producer process: prepares the chunks it takes from `tasks` (None: stop), each after
     taking one of the `slots` (released when a GPU has finished the chunk), and hands each over
@@ -475,8 +481,7 @@ def producer(settings: Settings, tasks, slots, spool: str, pipe) -> None:
     try:
         os.nice(PRODUCER_NICENESS)
         cache = KernelCache(settings.cache_dir)
-        gc.freeze()  # FROZEN_HEAP
-        pauses = CollectorPauses()  # until the process ends
+        pauses = frozen_heap()  # until the process ends
         while (chunk := tasks.get()) is not None:
             stages = Stages()
             with stages("wait"):
@@ -760,8 +765,7 @@ def gpu_worker(index: int, device: str | None, launcher_spec: str, cache_dir: st
         pipe.send(("unusable", index, one_line(e)))
         return stopped()
     pipe.send(("ready", index, launcher.name))
-    gc.freeze()  # FROZEN_HEAP
-    pauses = CollectorPauses()  # until the process ends
+    pauses = frozen_heap()  # until the process ends
 
     def fault(work: ChunkWork, k: int, e: Exception) -> None:
         progress[1] = IDLE
@@ -1027,12 +1031,12 @@ class Run:
     # --- the loop ---
 
     def run(self) -> None:
-        gc.freeze()  # FROZEN_HEAP, for the loop alone: this process may go on to other work
+        pauses = frozen_heap()
         try:
-            with CollectorPauses() as pauses:
-                self.loop()
+            self.loop()
             self.main_stages.add(GC_STAGE, pauses.take())
-        finally:
+        finally:  # for the loop alone: this process may go on to other work
+            pauses.close()
             gc.unfreeze()
 
     def loop(self) -> None:

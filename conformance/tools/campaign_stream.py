@@ -41,7 +41,7 @@ from oracles.numerics import checker
 REGISTER_OPS = {"a": so.OP_A, "b": so.OP_B, "c": so.OP_C}
 GPU_IDLE = "idle"  # GpuStream's seconds between batches: not busy time
 # the idle seconds again, by the length of the gap they fell in: many short gaps are the stream's own
-# turnaround, a few long ones a worker or the producers late (`idle_gap`)
+# turnaround, a few long ones a worker or the producers late (`count_idle`)
 IDLE_GAPS_MS = ((0.1, "<0.1 ms"), (1.0, "0.1-1 ms"), (10.0, "1-10 ms"), (float("inf"), ">=10 ms"))
 ARENA_ALIGN = 256  # bytes: where each array of a launch's inputs and arena starts
 
@@ -644,15 +644,12 @@ class GpuStream:
         return results
 
 
-def idle_gap(seconds: float) -> str:
-    """The GPU-seconds key of an idle gap of this length: "idle <0.1 ms" and so on (IDLE_GAPS_MS)."""
-    return next(f"{GPU_IDLE} {label}" for bound_ms, label in IDLE_GAPS_MS if seconds * 1000 < bound_ms)
-
-
 def count_idle(seconds: Counter, gap: float) -> None:
-    """Add a gap between batches to a GPU's seconds: to its idle time, and to that of its length."""
+    """Add a gap between batches to a GPU's seconds: to its idle time, and to that of its length
+    ("idle <0.1 ms" and so on, IDLE_GAPS_MS)."""
     seconds[GPU_IDLE] += gap
-    seconds[idle_gap(gap)] += gap
+    label = next(label for bound_ms, label in IDLE_GAPS_MS if gap * 1000 < bound_ms)
+    seconds[f"{GPU_IDLE} {label}"] += gap
 
 
 def packed(arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, dict[str, tuple[int, tuple[int, ...], str]]]:
