@@ -191,3 +191,18 @@ def timed(index: int) -> Timed:
 
 def timed_raise_on_0(index: int) -> Timed:
     return Timed(index, 0, "raise")
+
+
+class SlowToOpen(Misbehaving):
+    """`Misbehaving` (well behaved) that takes `OPEN_S` to open, as a GPU's launcher takes to
+    create its CUDA context."""
+
+    OPEN_S = 0.3
+
+    def __init__(self, index: int):
+        time.sleep(self.OPEN_S)
+        super().__init__(index, -1, "")
+
+
+def slow_to_open(index: int) -> SlowToOpen:
+    return SlowToOpen(index)

@@ -94,6 +94,26 @@ def test_idle_time_between_batches_is_reported_and_not_counted_as_busy(settings)
     assert ratio_bounds[0] - 5e-5 <= report["throughput"]["end_to_end_over_gpu"] <= ratio_bounds[1] + 5e-5
 
 
+def test_the_first_workers_start_is_reported_in_its_parts(settings):
+    """Spawned, then its spawn and imports, then its launcher opening: the parts of the first GPU
+    worker's start, which together take it to ready."""
+    from tests.fake_launchers import SlowToOpen
+
+    startup = run(settings, "tests.fake_launchers:slow_to_open", 1)["startup"]
+    first = startup["first_worker"]
+    assert first["spawned_s"] >= 0 and first["spawn_and_imports_s"] > 0 and first["launcher_s"] >= SlowToOpen.OPEN_S
+    clocks = 0.01  # the parts are read off the epoch clock, ready off the performance counter
+    assert first["spawned_s"] + first["spawn_and_imports_s"] + first["launcher_s"] <= startup["first_worker_ready_s"] + clocks
+
+
+def test_the_gpu_workers_start_before_the_producers(settings, monkeypatch):
+    """A GPU worker's start (imports, then a CUDA context) is the longer: it goes first."""
+    started = []
+    monkeypatch.setattr(tool.Run, "connect", lambda self, target, args, worker: started.append(target) or (None, None))
+    tool.Run(settings, 3, [None, None], "host-only", 60.0, io.StringIO()).start("spool")
+    assert started == [tool.gpu_worker] * 2 + [tool.producer] * 3
+
+
 @pytest.mark.parametrize("seconds, key", [(0.0, "idle <0.1 ms"), (0.99e-4, "idle <0.1 ms"), (1e-4, "idle 0.1-1 ms"),
                                           (0.9e-3, "idle 0.1-1 ms"), (2e-3, "idle 1-10 ms"), (0.01, "idle >=10 ms"),
                                           (3.0, "idle >=10 ms")])

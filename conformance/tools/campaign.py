@@ -750,7 +750,10 @@ def gpu_worker(index: int, device: str | None, launcher_spec: str, cache_dir: st
     chunk drawn on the host run one launch group at a time. Before each submission it writes
     (token, group or BATCH, start time) to `progress`, so that the main process knows which launch
     hung or killed it. After a launch raised (a CUDA error leaves the process without a usable
-    context), or when the launcher cannot start, it reports that and waits to be stopped."""
+    context), or when the launcher cannot start, it reports that and waits to be stopped. Its
+    "ready" says when it began (the epoch second, after the spawn and its imports) and how long
+    opening the launcher took (for a GPU: its CUDA context, and the checker's module)."""
+    began = time.time()
     if device is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = device
     os.environ[CACHE_ENV] = cache_dir
@@ -760,11 +763,12 @@ def gpu_worker(index: int, device: str | None, launcher_spec: str, cache_dir: st
             pass
 
     try:
+        opening = time.perf_counter()
         launcher = make_launcher(launcher_spec, index)
     except Exception as e:  # noqa: BLE001 - e.g. GpuUnavailable, a driver error: this GPU cannot run
         pipe.send(("unusable", index, one_line(e)))
         return stopped()
-    pipe.send(("ready", index, launcher.name))
+    pipe.send(("ready", index, launcher.name, began, time.perf_counter() - opening))
     pauses = frozen_heap()  # until the process ends
 
     def fault(work: ChunkWork, k: int, e: Exception) -> None:
@@ -972,10 +976,11 @@ class Run:
         self.cache: Counter = Counter()
         self.instructions = 0
         self.not_run = 0
-        self.started = time.perf_counter()
+        self.started, self.started_epoch = time.perf_counter(), time.time()
         self.first_dispatch: float | None = None  # seconds from the start to the first chunk handed to a GPU worker
         self.first_prepared: float | None = None  # ... to the first chunk prepared
         self.first_ready: float | None = None  # ... to the first GPU worker ready
+        self.first_worker: dict[str, float] = {}  # that worker's start: spawned, its spawn and imports, its launcher
 
     # --- processes ---
 
@@ -992,9 +997,9 @@ class Run:
     def start_worker(self, w: Worker) -> None:
         w.orders = self.context.Queue()
         w.progress = self.context.Array("d", [-1.0, -1.0, 0.0], lock=False)
+        w.started, w.ready = time.time(), False
         w.process, w.pipe = self.connect(gpu_worker, (w.index, w.device, self.launcher, self.settings.cache_dir, w.orders,
                                                        w.progress), w)
-        w.started, w.ready = time.time(), False
 
     def stop_worker(self, w: Worker) -> None:
         """Kill the worker and forget its connection: nothing it sent afterwards is read."""
@@ -1007,14 +1012,16 @@ class Run:
         w.process, w.pipe, w.ready = None, None, False
 
     def start(self, spool: str) -> None:
+        """Start the GPU workers, then the producers: a worker's start (its imports, then its CUDA
+        context) is the longer, and it should not queue behind every producer's spawn."""
+        for w in self.workers:
+            self.start_worker(w)
         for c in sorted(self.pending):
             self.tasks.put(c)
         for _ in range(self.jobs):
             self.tasks.put(None)
             process, _ = self.connect(producer, (self.settings, self.tasks, self.slots, spool), None)
             self.producers.append(process)
-        for w in self.workers:
-            self.start_worker(w)
 
     def shutdown(self) -> None:
         """Stop every process: workers are asked to, then anything still running is killed."""
@@ -1090,9 +1097,12 @@ class Run:
             return
         w = self.workers[message[1]]
         if kind == "ready":
-            w.ready, w.name, w.failed_starts = True, message[2], 0
+            _, _, w.name, began, opening_s = message
+            w.ready, w.failed_starts = True, 0
             if self.first_ready is None:
                 self.first_ready = time.perf_counter() - self.started
+                self.first_worker = {"spawned_s": w.started - self.started_epoch, "spawn_and_imports_s": began - w.started,
+                                     "launcher_s": opening_s}
         elif kind == "unusable":
             self.stop_worker(w)
             self.restart_or_give_up(w, f"its worker could not start: {message[2]}")
@@ -1336,7 +1346,8 @@ def report(run: Run, seconds: float, evicted: int, keep_cache: bool) -> dict:
         "seconds": round(seconds, 3),
         "startup_seconds": rounded(run.first_dispatch),
         "startup": {"first_chunk_prepared_s": rounded(run.first_prepared), "first_worker_ready_s": rounded(run.first_ready),
-                    "first_dispatch_s": rounded(run.first_dispatch)},
+                    "first_dispatch_s": rounded(run.first_dispatch),
+                    "first_worker": {name: round(s, 3) for name, s in run.first_worker.items()}},
         "gpu_seconds": round(sum(busy), 3),
         "stages": {"producers": stages.as_dict(programs), "gpu_workers": gpu_stages.as_dict(programs),
                    "main": run.main_stages.as_dict(programs)},
