@@ -88,7 +88,7 @@ from conformance.tools.campaign_checker import (
 )
 from conformance.tools.campaign_stream import (
     GPU_IDLE, IDLE_GAPS_MS, GpuStream, StreamBatch, StreamGroup, StreamPrograms, StreamResult, checker_differs, drawn_differently, host_draw,
-    stream_batch, stream_group, stream_parameters, stream_result,
+    idle_gap_key, stream_batch, stream_group, stream_parameters, stream_result,
 )
 from conformance.tools.stages import CollectorPauses, Stages
 from device.hopper_batch import Batch, pack, pack_d, unpack_d
@@ -1038,12 +1038,11 @@ class Run:
     # --- the loop ---
 
     def run(self) -> None:
-        pauses = frozen_heap()
         try:
-            self.loop()
-            self.main_stages.add(GC_STAGE, pauses.take())
+            with frozen_heap() as pauses:
+                self.loop()
+                self.main_stages.add(GC_STAGE, pauses.take())
         finally:  # for the loop alone: this process may go on to other work
-            pauses.close()
             gc.unfreeze()
 
     def loop(self) -> None:
@@ -1298,7 +1297,7 @@ def report(run: Run, seconds: float, evicted: int, keep_cache: bool) -> dict:
     gpus = [{"index": w.index, "device": w.device, "name": w.name, "programs": w.programs, "launches": w.launches,
              "busy_seconds": round(b, 3), **{f"{k}_seconds": round(w.gpu_seconds[k], 3) for k in GPU_STAGES},
              "idle_between_batches_seconds": round(w.gpu_seconds[GPU_IDLE], 3),
-             "idle_between_batches_by_gap_seconds": {label: round(w.gpu_seconds[f"{GPU_IDLE} {label}"], 3)
+             "idle_between_batches_by_gap_seconds": {label: round(w.gpu_seconds[idle_gap_key(label)], 3)
                                                      for _, label in IDLE_GAPS_MS},
              "programs_per_s_busy": round(w.programs / b, 1) if b else None,
              "restarts": w.restarts, "incidents": w.incidents, "given_up": w.gone} for w, b in zip(run.workers, busy)]

@@ -646,10 +646,14 @@ class GpuStream:
 
 def count_idle(seconds: Counter, gap: float) -> None:
     """Add a gap between batches to a GPU's seconds: to its idle time, and to that of its length
-    ("idle <0.1 ms" and so on, IDLE_GAPS_MS)."""
+    (`idle_gap_key`)."""
     seconds[GPU_IDLE] += gap
-    label = next(label for bound_ms, label in IDLE_GAPS_MS if gap * 1000 < bound_ms)
-    seconds[f"{GPU_IDLE} {label}"] += gap
+    seconds[idle_gap_key(next(label for bound_ms, label in IDLE_GAPS_MS if gap * 1000 < bound_ms))] += gap
+
+
+def idle_gap_key(label: str) -> str:
+    """Where a GPU's seconds hold its idle time in gaps of one length ("idle <0.1 ms", IDLE_GAPS_MS)."""
+    return f"{GPU_IDLE} {label}"
 
 
 def packed(arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, dict[str, tuple[int, tuple[int, ...], str]]]:
