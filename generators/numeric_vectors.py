@@ -82,7 +82,7 @@ Everything is vectorised over whole batches, from bulk random words
 
 Only number formats (``conformance.core.formats``) are needed to draw them; how often each
 family exposes a one-parameter change of a datapath is measured through the numeric model by
-``conformance.tools.numerics_catch_rates`` (``tcgen05-conformance numerics catch-rates`` prints
+``conformance.numerics.catch_rates`` (``tcgen05-conformance numerics catch-rates`` prints
 the tables in docs/numerics.md).
 """
 

@@ -46,7 +46,7 @@ ATTEMPTS = 12  # programs an aim draws without hitting anything new before it gi
 # random Hopper programs carry, and the absolute leading-dimension address, which only K = 96
 # rows reach, so that a bug there does not rest on a single case.
 # So are the f16 scale-input-d values past 12 (a field one bit short caps them): with distinct random
-# programs the mutant capping them (conformance/tools/mutants.py) rested on one aimed case.
+# programs the mutant capping them (conformance/mutation/mutants.py) rested on one aimed case.
 REQUIRED_HITS = {"wgmma.imm-scale-": 2, "mma.desc.": 2, **{f"mma.f16.scale-input-d.{v}": 2 for v in (13, 14, 15)}}
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 # s32 accumulators next to both limits, so that exact i8 sums pass them (and some stay inside).

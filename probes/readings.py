@@ -15,7 +15,7 @@ An alternative predicts one of:
   one state).
 
 Nothing here runs the oracle (`probes/` sits beside `oracles/`, not above it): the probe command
-computes the predictions (`conformance.tools.probe`).
+computes the predictions (`conformance.assumptions.probe`).
 """
 
 from __future__ import annotations

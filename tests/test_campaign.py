@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from conformance.core.program import load
-from conformance.tools import campaign as tool
-from conformance.tools.campaign_stream import count_idle
+from conformance.campaign import run as tool
+from conformance.campaign.stream import count_idle
 from device.ptx.kernels import hopper_form, hopper_kernel
 from oracles.numerics.checker import CrossCheckError
 

@@ -1,5 +1,5 @@
 """Every kernel a Hopper campaign can launch (`generators.hopper_forms`) and `cache fill`, which
-assembles them ahead of a run (`conformance.tools.campaign_kernels`): the enumeration holds the form
+assembles them ahead of a run (`conformance.campaign.kernels`): the enumeration holds the form
 of every instruction the campaign's strategy draws, each form once and legal; a fill assembles
 what the folder lacks and nothing twice, and a form the assembler rejects is named without losing
 the others."""
@@ -14,8 +14,8 @@ from conformance.cli import main
 from conformance.core.instructions import WgmmaMma
 from conformance.core.legality.check import check
 from conformance.core.program import Program
-from conformance.tools import campaign_kernels
-from conformance.tools.campaign import TARGET
+from conformance.campaign import kernels as campaign_kernels
+from conformance.campaign.run import TARGET
 from device.kernel_cache import KernelCache
 from device.ptx.kernels import hopper_form, hopper_kernel
 from generators.hopper_forms import modelled_hopper_forms

@@ -24,12 +24,12 @@ from conformance.core.isa import mma
 from conformance.core.layouts.smem import element_bit_addresses, storage_for
 from conformance.core.program import load
 from conformance.harness.judge import profile_for
-from conformance.tools import campaign as tool
-from conformance.tools.campaign_stream import (
+from conformance.campaign import run as tool
+from conformance.campaign.stream import (
     StreamPrograms, fill_arena, host_draw, returned, stream_group, stream_parameters,
 )
-from conformance.tools.numerics_gpucheck import checker_kernels_source
-from conformance.tools.stages import Stages
+from conformance.numerics.gpu_checker import checker_kernels_source
+from conformance.harness.stages import Stages
 from device.check_kernels import host_library
 from device.hopper_batch import pack
 from device.kernel_cache import KernelCache

@@ -20,6 +20,9 @@ import pytest
 from conformance.cli import main, parser
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The tool packages of the top floors (docs/architecture.md): long-running and measuring commands.
+TOOL_PACKAGES = ("campaign", "numerics", "peers", "mutation", "fuzz", "lint", "assumptions", "bench")
+TOOL_MODULES = tuple(f"conformance.{package}" for package in TOOL_PACKAGES)
 SUBCOMMANDS = [["run"], ["replay"], ["export"], ["legality"], ["decode"], ["vectors", "check"], ["numerics"],
                ["numerics", "measure"], ["numerics", "infer"], ["numerics", "proof"], ["numerics", "agree"], ["numerics", "fit"],
                ["numerics", "sweep"],
@@ -81,7 +84,7 @@ def test_help_does_not_import_the_tools():
     """--help stays fast: building the parser loads no tool, device code, generator or GPU library."""
     code = ("import sys; from conformance.cli import parser; parser(); "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('device', 'generators', 'cuda', 'hypothesis', "
-            "'tabulate') or m.startswith(('conformance.tools', 'oracles.execute', 'oracles.mma'))))")
+            f"'tabulate') or m.startswith({TOOL_MODULES + ('oracles.execute', 'oracles.mma')!r})))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
@@ -123,11 +126,11 @@ def test_documented_python_m_entry_points_exist():
             else:
                 assert 'if __name__ == "__main__"' in Path(spec.origin).read_text(encoding="utf-8"), \
                     f"{name}: python -m {module} does not run as a program"
-            assert not module.startswith(("conformance.tools", "oracles.numerics.fit", "device.measure", "device.hopper_c"))
+            assert not module.startswith(TOOL_MODULES + ("oracles.numerics.fit", "device.measure", "device.hopper_c"))
 
 
 def test_no_tool_module_has_a_python_m_entry_point():
-    for path in sorted((ROOT / "conformance" / "tools").glob("*.py")):
+    for path in sorted(p for package in TOOL_PACKAGES for p in (ROOT / "conformance" / package).glob("*.py")):
         assert "__main__" not in path.read_text(encoding="utf-8"), path.name
 
 
@@ -308,7 +311,7 @@ def test_campaign_finds_a_planted_difference_and_writes_its_report(tmp_path, cap
     for replay."""
     pytest.importorskip("cuda.bindings.nvjitlink", reason="the producers assemble kernels with nvJitLink")
     import conformance.cli.campaign as cli_campaign
-    import conformance.tools.campaign as tool
+    import conformance.campaign.run as tool
     import device.launch
 
     monkeypatch.setattr(cli_campaign, "hopper_gpu_or_skip", lambda command: None)
@@ -341,7 +344,7 @@ def test_campaign_finds_a_planted_difference_and_writes_its_report(tmp_path, cap
 def _model_words(c, chunk: dict) -> np.ndarray:
     """A stand-in GPU's D fragment words for a chunk of `numerics measure`: the model's own results
     under the combination's formats and profile (sm_90a's variant), packed as the kernel stores them."""
-    import conformance.tools.numerics_measure as tool
+    import conformance.numerics.measure as tool
     from conformance.core.formats import get_format, storage_dtype
     from device.registers import pack_registers
     from oracles.numerics import inner_product
@@ -359,7 +362,7 @@ def test_numerics_measure_end_to_end_with_a_stand_in_gpu(tmp_path, capsys, monke
     the D fragment: 0 mismatches; one flipped bit in a D register: exactly one mismatch, kept in the
     samples. Every stage is timed in the report and printed."""
     import conformance.cli.numerics as cli_numerics
-    import conformance.tools.numerics_measure as tool
+    import conformance.numerics.measure as tool
 
     flips = []
 
@@ -401,7 +404,7 @@ def test_numerics_measure_mixed_fp8_and_fit_with_a_stand_in_gpu(tmp_path, capsys
     formats): the report names both inputs, and numerics fit sweeps the kept vectors, the profile's
     own datapath accepting all of them."""
     import conformance.cli.numerics as cli_numerics
-    import conformance.tools.numerics_measure as tool
+    import conformance.numerics.measure as tool
 
     monkeypatch.setattr(cli_numerics, "hopper_gpu_or_skip", lambda command, target: _FakeGpu())
     monkeypatch.setattr(tool, "run_chunk", lambda gpu, kernels, c, chunk, stages: _model_words(c, chunk))

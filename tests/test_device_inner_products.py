@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from conformance.core.isa.fragments import MMA_SYNC_SHAPES, register_elements, wgmma_accumulator
-from conformance.tools.numerics_measure import (
+from conformance.numerics.measure import (
     ACC_BITS,
     COMBINATIONS,
     MIXED_FP8,
@@ -24,7 +24,7 @@ from conformance.tools.numerics_measure import (
     run_chunk,
     smem_images_for,
 )
-from conformance.tools.stages import Stages
+from conformance.harness.stages import Stages
 from device.assembler import assemble
 from device.registers import pack_registers, unpack_registers
 from oracles.numerics import inner_product

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conformance.harness.export import SCHEMA as EXPORT_SCHEMA
-from conformance.tools.fuzz_inputs import ACCEPTED, REFUSED, program_corpus, program_outcome, small_vector_folder, vector_outcome
+from conformance.fuzz.inputs import ACCEPTED, REFUSED, program_corpus, program_outcome, small_vector_folder, vector_outcome
 from generators.malformed import CASE_SCHEMA, MANIFEST_FILE, malformed_programs, vector_damage
 from oracles.numerics.vectors import MANIFEST
 from tests.numerics.test_numerics_recorded import DATA

@@ -12,8 +12,8 @@ import json
 import pytest
 
 from conformance.cli import main
-from conformance.tools import fuzz_simulator
-from conformance.tools.fuzz_inputs import ACCEPTED, HANG, REFUSED, TRACEBACK, Broken
+from conformance.fuzz import simulator as fuzz_simulator
+from conformance.fuzz.inputs import ACCEPTED, HANG, REFUSED, TRACEBACK, Broken
 
 GOOD = {"answer": base64.b64encode(fuzz_simulator.OK).decode(), "files": "right", "before": None, "after": None,
         "delay": 0.0, "blank": 0, "newline": True, "stderr": ""}

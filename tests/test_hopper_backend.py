@@ -15,8 +15,8 @@ from conformance.core.isa.mma import TYPE_BITS
 from conformance.core.program import MatrixImage, ProgramError, dumps, loads
 from conformance.harness.backends.hopper import HopperBackend, reason_for
 from conformance.harness.runner import execute
-from conformance.tools.campaign import Settings, draw_chunk, input_formats, prepare
-from conformance.tools.stages import Stages
+from conformance.campaign.run import Settings, draw_chunk, input_formats, prepare
+from conformance.harness.stages import Stages
 from device.hopper_batch import pack, pack_d, unpack_d
 from device.kernel_cache import KernelCache
 from device.ptx.kernels import HOPPER_CONTROL_BYTES, hopper_form, hopper_kernel

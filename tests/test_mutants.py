@@ -1,4 +1,4 @@
-"""Mutation testing (`conformance.tools.mutants`, `conformance.tools.mutation_suite`, `tcgen05-conformance
+"""Mutation testing (`conformance.mutation.mutants`, `conformance.mutation.suite`, `tcgen05-conformance
 mutants`): every mutant changes what the oracle computes on an input built here for the bug it
 plants (written out below, not taken from the suite), `applied()` leaves the oracle exactly as it
 found it, the suite's kill logic, and the command's JSON."""
@@ -24,8 +24,8 @@ from conformance.core.instructions import Tcgen05Cp, Tcgen05Ld, Tcgen05Shift, Tc
 from conformance.core.layouts import smem as smem_operand
 from conformance.core.layouts import tmem as tmem_layout
 from conformance.core.program import Program, SmemSegment, TmemRegion
-from conformance.tools.mutants import FAMILIES, MUTANTS, ORACLE_PACKAGES, Mutant
-from conformance.tools.mutation_suite import Case, Suite, numeric_cases, outcome
+from conformance.mutation.mutants import FAMILIES, MUTANTS, ORACLE_PACKAGES, Mutant
+from conformance.mutation.suite import Case, Suite, numeric_cases, outcome
 from oracles import execute, mma
 from oracles.numerics import inner_product
 from generators.numeric_vectors import draw_vectors

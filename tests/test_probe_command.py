@@ -1,4 +1,4 @@
-"""`tcgen05-conformance probe` (conformance/tools/probe.py) and the readings table beside the probes
+"""`tcgen05-conformance probe` (conformance/assumptions/probe.py) and the readings table beside the probes
 (probes/readings.py): every ledger probe has its readings, each alternative's predicted state
 differs from the adopted one, the oracle confirms every assumption, a backend implementing an
 alternative reading refutes its assumption and is named, and GPU backends without their GPU are
@@ -15,7 +15,7 @@ from conformance.cli import main
 from conformance.cli.common import EXIT_FAILED, EXIT_NOTHING_RAN, EXIT_OK, EXIT_USAGE
 from conformance.harness.diff import diff_states
 from conformance.harness.judge import profile_for
-from conformance.tools import probe
+from conformance.assumptions import probe
 from oracles.execute import run
 from oracles.numerics import probes as numeric_probes
 from probes.readings import READINGS, STATE, initial_state

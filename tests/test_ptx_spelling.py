@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from conformance.core.ptx.render import qualifier_tokens, syntax_key
 from conformance.core.ptx.spelling import QUALIFIERS, QualifierSyntax
-from conformance.tools.spelling_probe import ORDER_PROBES, assemble_lines
+from conformance.lint.spellings import ORDER_PROBES, assemble_lines
 from generators.instructions import legal_instructions
 from tests.conftest import needs_assembler
 

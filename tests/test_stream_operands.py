@@ -15,7 +15,7 @@ from typing import Callable
 import numpy as np
 import pytest
 
-from conformance.tools import numerics_gpucheck as gc
+from conformance.numerics import gpu_checker as gc
 from device.check_kernels import JOB_KERNELS
 from generators import numeric_stream as ns
 from generators import stream_operands as so

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conformance.tools import numerics_measure as measure
-from conformance.tools.stages import Stages
+from conformance.numerics import measure
+from conformance.harness.stages import Stages
 from device import tcgen05_inner_products as tc
 from device.assembler import assemble
 from oracles.execute import run

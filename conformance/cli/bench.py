@@ -1,4 +1,4 @@
-"""`bench`: the oracle's throughput, per inner product and per whole MMA (`conformance.tools.bench`)."""
+"""`bench`: the oracle's throughput, per inner product and per whole MMA (`conformance.bench.oracle_throughput`)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def add(sub) -> None:
 def cmd_bench(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from conformance.tools.bench import bench
+    from conformance.bench.oracle_throughput import bench
 
     result = bench(batch=args.batch)
     result["command"] = command_line(args)

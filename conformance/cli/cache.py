@@ -54,7 +54,7 @@ def cmd_clear(args: argparse.Namespace) -> int:
 
 
 def cmd_fill(args: argparse.Namespace) -> int:
-    from conformance.tools.campaign_kernels import fill
+    from conformance.campaign.kernels import fill
 
     cache = _cache()
     done = fill(cache.directory, args.jobs, sys.stderr)

@@ -1,5 +1,5 @@
 """`campaign`: a large differential run of Hopper programs on every sm_90 GPU of the host, the work
-spread over every core (`conformance.tools.campaign`)."""
+spread over every core (`conformance.campaign.run`)."""
 
 from __future__ import annotations
 
@@ -131,7 +131,7 @@ def cmd_campaign(args: argparse.Namespace) -> int:
     if not args.host_only:
         hopper_gpu_or_skip("campaign")
     devices = devices_for(args)
-    from conformance.tools import campaign as tool
+    from conformance.campaign import run as tool
     from device.kernel_cache import default_directory
     from oracles.numerics.checker import CrossCheckError
 

@@ -204,9 +204,9 @@ def visible_gpus(requested: int | None) -> list[str]:
 
 
 def hopper_gpu_or_skip(command: str, target: str = "sm_90a"):
-    """The GPU a device tool runs on (`conformance.tools.hopper_gpu`: sm_90 unless `target` says
+    """The GPU a device tool runs on (`device.target_gpu`: sm_90 unless `target` says
     otherwise), or NothingRan saying which of cuda-core, a GPU or a GPU of the target this machine lacks."""
-    from conformance.tools.hopper_gpu import hopper_gpu
+    from device.target_gpu import hopper_gpu
     from device.launch import GpuUnavailable
 
     try:

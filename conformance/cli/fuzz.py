@@ -1,6 +1,6 @@
 """`fuzz`: malformed program files and damaged recorded-vector folders through the readers
-(`conformance.tools.fuzz_inputs`), or with --simulator faulty simulators through the `sim:`
-protocol (`conformance.tools.fuzz_simulator`), counted (issue 15's measurements, reports/fuzz/)."""
+(`conformance.fuzz.inputs`), or with --simulator faulty simulators through the `sim:`
+protocol (`conformance.fuzz.simulator`), counted (issue 15's measurements, reports/fuzz/)."""
 
 from __future__ import annotations
 
@@ -40,8 +40,9 @@ def add(sub) -> None:
 
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
-    from conformance.tools import fuzz_inputs, fuzz_simulator
-    from conformance.tools.fuzz_inputs import HANG, RECORDED, TRACEBACK
+    from conformance.fuzz import inputs as fuzz_inputs
+    from conformance.fuzz import simulator as fuzz_simulator
+    from conformance.fuzz.inputs import HANG, RECORDED, TRACEBACK
 
     if args.simulator:
         tool, name, readers = fuzz_simulator, "fuzz-simulator", ("simulator",)

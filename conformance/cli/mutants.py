@@ -21,8 +21,8 @@ def add(sub) -> None:
 def cmd_mutants(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from conformance.tools.mutants import MUTANTS
-    from conformance.tools.mutation_suite import MIN_SCORE, run_mutants
+    from conformance.mutation.mutants import MUTANTS
+    from conformance.mutation.suite import MIN_SCORE, run_mutants
 
     for name in args.only or ():
         if name not in MUTANTS:

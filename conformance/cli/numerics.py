@@ -86,7 +86,7 @@ def add_measure(sub) -> None:
 
 
 def cmd_measure(args: argparse.Namespace) -> int:
-    from conformance.tools.numerics_measure import (
+    from conformance.numerics.measure import (
         COMBINATIONS, MIXED_FP8, measure, select, stage_table, tcgen05_combinations,
     )
 
@@ -139,7 +139,7 @@ def _on_gpu_checker(command: str, spelled: str, work: Callable[[], dict]) -> dic
 
 
 def _measure_on_gpu(args: argparse.Namespace, gpu, chosen, profile: str) -> int:
-    from conformance.tools.numerics_gpucheck import check, markdown
+    from conformance.numerics.gpu_checker import check, markdown
 
     report = _on_gpu_checker("numerics measure", "numerics measure --checker gpu", lambda: check(
         gpu, chosen, args.count, args.seed, profile, args.jobs, args.cross_check,
@@ -176,7 +176,7 @@ def add_infer(sub) -> None:
                           "wgmma, the default, or mma.sync), blackwell (tcgen05.mma on an sm_100 / sm_103 GPU), sim:CMD (a "
                           "numeric simulator speaking the line protocol of docs/numerics.md, not the program protocol of "
                           "docs/simulators.md), MODULE:FACTORY (factory(profile=...) returning a vector source, "
-                          "conformance/tools/numerics_sources.py), or recorded vectors: recorded:DIR (DIR a folder, or B200 / "
+                          "conformance/numerics/sources.py), or recorded vectors: recorded:DIR (DIR a folder, or B200 / "
                           "H100 of the shipped recordings) or a folder")
     inf.add_argument("--instruction", choices=("wgmma", "mma.sync", "tcgen05"),
                      help="the instruction family inferred (hopper: wgmma or mma.sync, default wgmma; blackwell: tcgen05; "
@@ -209,8 +209,8 @@ def _infer_backend(text: str) -> str:
 
 
 def cmd_infer(args: argparse.Namespace) -> int:
-    from conformance.tools.numerics_infer import run_command, summary_lines
-    from conformance.tools.numerics_sources import SimulatorError, SourceUnavailable
+    from conformance.numerics.infer import run_command, summary_lines
+    from conformance.numerics.sources import SimulatorError, SourceUnavailable
     from oracles.numerics import VectorFileError
 
     try:
@@ -230,7 +230,7 @@ def add_proof(sub) -> None:
     pro = sub.add_parser(
         "proof", help="on an H100: infer the wgmma and mma.sync profiles from nothing, compare them with sm_90a and "
                       "sm_90a.mma_sync, then check N fresh inner products per input format against them",
-        description="The proof that numerics infer works (conformance/tools/numerics_proof.py): infer both Hopper "
+        description="The proof that numerics infer works (conformance/numerics/proof.py): infer both Hopper "
                     "profiles from nothing on GPU 0, compare each parameter for parameter with the committed one, then "
                     "run at least N fresh random and discriminating inner products per input format (f16, bf16, tf32, "
                     "e4m3, e5m2, s8, u8; over both instructions, every accumulator, with and without .satfinite) through "
@@ -255,7 +255,7 @@ def cmd_proof(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     gpu = hopper_gpu_or_skip("numerics proof") if args.backend == "hopper" else None
-    from conformance.tools.numerics_proof import prove
+    from conformance.numerics.proof import prove
 
     report = prove(gpu, Path(args.out), args.per_format, args.seed, args.jobs, command_line(args))
     return EXIT_OK if report["passed"] else EXIT_FAILED
@@ -290,8 +290,8 @@ def add_agree(sub) -> None:
 def cmd_agree(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from conformance.tools.numerics_infer import agreement, source_for_backend
-    from conformance.tools.numerics_sources import SimulatorError, SourceUnavailable
+    from conformance.numerics.infer import agreement, source_for_backend
+    from conformance.numerics.sources import SimulatorError, SourceUnavailable
     from oracles.numerics import VectorFileError
 
     formats = [f.strip() for f in args.formats.split(",")] if args.formats else None
@@ -339,7 +339,7 @@ def add_fit(sub) -> None:
 def cmd_fit(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from conformance.tools.numerics_fit import fit
+    from conformance.numerics.fit import fit
     from oracles.numerics import VectorFileError
 
     try:
@@ -410,8 +410,8 @@ def add_sweep(sub) -> None:
 def cmd_sweep(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from conformance.tools.numerics_gpucheck import sweep
-    from conformance.tools.numerics_measure import select
+    from conformance.numerics.gpu_checker import sweep
+    from conformance.numerics.measure import select
 
     chosen = select(args.only)
     if not chosen:
@@ -463,7 +463,7 @@ def cmd_catch_rates(args: argparse.Namespace) -> int:
     import numpy as np
 
     from conformance.core.formats import get_format
-    from conformance.tools.numerics_catch_rates import TARGETS, catch_rates
+    from conformance.numerics.catch_rates import TARGETS, catch_rates
     from generators.numeric_vectors import FAMILIES
     from oracles.numerics.profiles import get_profile
 

@@ -19,8 +19,8 @@ def cmd_peers(args: argparse.Namespace) -> int:
     nothing runs (one line saying why) without a C++ compiler or the nvidia-cutlass package."""
     from tabulate import tabulate
 
-    from conformance.tools.peers import cross_check
-    from conformance.tools.peers_toolchain import PeersUnavailable
+    from conformance.peers.cutlass import cross_check
+    from conformance.peers.cutlass_toolchain import PeersUnavailable
 
     try:
         report = cross_check()

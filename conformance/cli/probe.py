@@ -64,7 +64,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
 def _probe(args: argparse.Namespace, folder) -> int:
     from tabulate import tabulate
 
-    from conformance.tools.probe import LEDGER, NOT_RUNNABLE, REFUTED, run_probes, write_ledger, write_outputs
+    from conformance.assumptions.probe import LEDGER, NOT_RUNNABLE, REFUTED, run_probes, write_ledger, write_outputs
 
     report = run_probes(args.backend, args.timeout)
     report["command"] = command_line(args)

@@ -45,7 +45,7 @@ def add(sub) -> None:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
-    from conformance.tools.lint import LintInputError, format_text, lint
+    from conformance.lint.verdicts import LintInputError, format_text, lint
 
     try:
         report = lint(args.files, args.arch)
@@ -61,7 +61,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     from conformance.core.program import dumps
-    from conformance.tools.ptx_import import PtxImportError, import_ptx
+    from conformance.lint.program_import import PtxImportError, import_ptx
 
     try:
         with open(args.file, encoding="utf-8") as f:
@@ -89,7 +89,7 @@ def _progress(message: str) -> None:
 
 
 def cmd_spellings(args: argparse.Namespace) -> int:
-    from conformance.tools.spelling_probe import run
+    from conformance.lint.spellings import run
 
     report = run(args.seed, _progress)
     report["command"] = command_line(args)
@@ -98,7 +98,7 @@ def cmd_spellings(args: argparse.Namespace) -> int:
 
 
 def cmd_lint_agreement(args: argparse.Namespace) -> int:
-    from conformance.tools.lint_agreement import passed, run
+    from conformance.lint.agreement import passed, run
 
     report = run(args.arch, args.examples, args.seed, _progress)
     report["command"] = command_line(args)

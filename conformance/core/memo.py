@@ -6,7 +6,7 @@ fragments) for every one of them.
 
 `memo(maxsize)` caches a function (`functools.lru_cache`) and registers the cache; `clear()`
 empties them all. The values are computed from functions and tables that a mutant of the oracle
-(`conformance.tools.mutants`) replaces while it is applied, so it clears them on entry and exit.
+(`conformance.mutation.mutants`) replaces while it is applied, so it clears them on entry and exit.
 Arrays a cached function returns are read-only (`frozen`): a caller writing into one would change
 what every later caller is given.
 """

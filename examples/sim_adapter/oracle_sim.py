@@ -7,7 +7,7 @@ line). It computes; the harness compares its states with the reference's.
     tcgen05-conformance run --backend 'sim:python examples/sim_adapter/oracle_sim.py --mutant NAME'
     tcgen05-conformance run --reference 'sim:python examples/sim_adapter/oracle_sim.py' --backend hopper
 
-`--mutant NAME` plants one of the realistic bugs of `conformance/tools/mutants.py` (docs/mutants.md)
+`--mutant NAME` plants one of the realistic bugs of `conformance/mutation/mutants.py` (docs/mutants.md)
 in the oracle it computes with: the run must then fail, naming the first wrong word.
 """
 
@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout, fo
 
 from conformance.core.program import from_json  # noqa: E402
 from conformance.core.state import NotModelled, UndefinedBehaviour  # noqa: E402
-from conformance.tools.mutants import MUTANTS  # noqa: E402
+from conformance.mutation.mutants import MUTANTS  # noqa: E402
 from oracles.execute import run  # noqa: E402
 
 
@@ -56,7 +56,7 @@ def answer(request: dict) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--mutant", choices=sorted(MUTANTS), metavar="NAME", help="plant this bug (conformance/tools/mutants.py)")
+    parser.add_argument("--mutant", choices=sorted(MUTANTS), metavar="NAME", help="plant this bug (conformance/mutation/mutants.py)")
     args = parser.parse_args(argv)
     with MUTANTS[args.mutant].applied() if args.mutant else contextlib.nullcontext():
         for line in sys.stdin:  # one request per line, until the harness closes stdin

@@ -8,7 +8,7 @@ from collections import Counter
 
 import numpy as np
 
-from conformance.tools.campaign_checker import GpuReference, checker_module, operands
+from conformance.campaign.checker import GpuReference, checker_module, operands
 from device.hopper_batch import pack_d
 from oracles.numerics.matmul import evaluate
 from tests.test_campaign_checker import launch_groups

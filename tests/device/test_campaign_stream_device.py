@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-from conformance.tools import campaign as tool
-from conformance.tools.campaign_checker import checker_module
-from conformance.tools.campaign_stream import GPU_IDLE, GpuStream, checker_differs, drawn_differently
-from conformance.tools.stages import Stages
+from conformance.campaign import run as tool
+from conformance.campaign.checker import checker_module
+from conformance.campaign.stream import GPU_IDLE, GpuStream, checker_differs, drawn_differently
+from conformance.harness.stages import Stages
 from device.kernel_cache import KernelCache
 
 

@@ -14,7 +14,7 @@ from tests import test_stream_operands as cases
 
 @pytest.fixture(scope="module")
 def run(gpu) -> cases.Run:
-    from conformance.tools.numerics_gpucheck import checker_kernels_source
+    from conformance.numerics.gpu_checker import checker_kernels_source
     from device.check_kernels import compile_cubin
 
     module = gpu.load_cubin(compile_cubin(checker_kernels_source(), gpu.arch))

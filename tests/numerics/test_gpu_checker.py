@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from conformance.core.isa.fragments import MMA_SYNC_SHAPES, register_elements, wgmma_accumulator
-from conformance.tools import numerics_gpucheck as gc
-from conformance.tools.numerics_measure import (
+from conformance.numerics import gpu_checker as gc
+from conformance.numerics.measure import (
     ACC_BITS, COMBINATIONS, HOPPER_COMBINATIONS, INPUT_BITS, MIXED_FP8, WGMMA_N, d_fragment, pack_images, smem_images_for,
 )
 from device.registers import pack_registers, unpack_registers

@@ -1,6 +1,6 @@
 """generators.numeric_vectors: shapes and dtypes, the property each family claims, determinism,
 and the families' discriminating power against perturbed sm_100a datapaths
-(conformance.tools.numerics_catch_rates).
+(conformance.numerics.catch_rates).
 
 Values are decoded here with numpy / ml_dtypes (not with conformance.core.formats) and exact
 sums are taken with Fraction, so the family checks do not lean on the code they test.
@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.tools.numerics_catch_rates import PERTURBATIONS, TARGETS, catch_rates
+from conformance.numerics.catch_rates import PERTURBATIONS, TARGETS, catch_rates
 from generators.numeric_vectors import FAMILIES, draw_vectors, mix, vectors
 from oracles.numerics import PROFILES, inner_product
 from oracles.numerics.sampling import random_bits

@@ -12,7 +12,7 @@ import pathlib
 import numpy as np
 import pytest
 
-from conformance.tools.numerics_measure import COMBINATIONS
+from conformance.numerics.measure import COMBINATIONS
 from oracles.numerics import inner_product
 from oracles.numerics.profiles import ALIGN_FLOOR_F16, Profile, get_profile
 

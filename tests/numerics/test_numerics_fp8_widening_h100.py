@@ -13,7 +13,7 @@ import pathlib
 import numpy as np
 import pytest
 
-from conformance.tools.numerics_measure import COMBINATIONS, MIXED_FP8
+from conformance.numerics.measure import COMBINATIONS, MIXED_FP8
 from oracles.numerics import checker, inner_product
 from oracles.numerics.profiles import ProfileFileError, get_profile, profile_from_dict
 

@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 
 from conformance.cli import main
-from conformance.tools import numerics_infer as ni
-from conformance.tools.numerics_sources import ModelSource, SimulatorError, SimulatorSource, SourceUnavailable
+from conformance.numerics import infer as ni
+from conformance.numerics.sources import ModelSource, SimulatorError, SimulatorSource, SourceUnavailable
 from oracles.numerics import inner_product
 from oracles.numerics.profiles import PARAMETERS, PROFILES, Datapath, Profile, ProfileFileError, get_profile
 from oracles.numerics.vectors import RECORDINGS as DATA
@@ -236,7 +236,7 @@ def test_bad_backends_are_one_line_usage_errors(argv, capsys):
 
 def test_a_plugin_factory_is_a_backend(capsys):
     """MODULE:FACTORY, called with profile=, gives a vector source: ModelSource is one."""
-    assert main(["numerics", "infer", "--backend", "conformance.tools.numerics_sources:ModelSource", "--profile", "sm_90a",
+    assert main(["numerics", "infer", "--backend", "conformance.numerics.sources:ModelSource", "--profile", "sm_90a",
                  "--formats", "tf32", "--confirm", "16", "--compare", "sm_90a"]) == 0
     assert "equal to sm_90a, parameter for parameter" in capsys.readouterr().out
 

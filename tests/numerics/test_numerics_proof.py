@@ -1,4 +1,4 @@
-"""The H100 proof command (`numerics proof`, `conformance.tools.numerics_proof`) without an H100: the whole path with
+"""The H100 proof command (`numerics proof`, `conformance.numerics.proof`) without an H100: the whole path with
 the numeric model answering the inference and standing in for silicon, the stand-in's packing
 against the driver's unpacking, and the exit status where there is no GPU."""
 
@@ -9,9 +9,9 @@ import json
 import pytest
 
 from conformance.cli import main
-from conformance.tools import numerics_measure as measure
-from conformance.tools import numerics_proof as proof
-from conformance.tools.stages import Stages
+from conformance.numerics import measure
+from conformance.numerics import proof
+from conformance.harness.stages import Stages
 from device.launch import GpuUnavailable
 
 
@@ -47,7 +47,7 @@ def test_the_stand_in_gives_what_the_driver_reads_back_as_the_committed_profile(
 
 
 def test_without_an_sm_90_gpu_nothing_runs_and_nothing_is_written(tmp_path, capsys):
-    from conformance.tools.hopper_gpu import hopper_gpu
+    from device.target_gpu import hopper_gpu
 
     try:
         hopper_gpu("numerics proof")

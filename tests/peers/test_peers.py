@@ -1,4 +1,4 @@
-"""The oracle's tcgen05 facts against CUTLASS's own constructors (conformance/tools/peers.py,
+"""The oracle's tcgen05 facts against CUTLASS's own constructors (conformance/peers/cutlass.py,
 docs/peers.md): every compared area runs over what CUTLASS builds with no unexplained difference,
 every expected difference still occurs and names a ledger assumption, and the comparison fails when
 the project's reading changes (the earlier K = 96 scale-factor reading is caught). Skipped, with the
@@ -15,8 +15,8 @@ import pytest
 
 from conformance.cli import main
 from conformance.core.layouts import tmem as tmem_layout
-from conformance.tools import peers
-from conformance.tools import peers_toolchain as toolchain
+from conformance.peers import cutlass as peers
+from conformance.peers import cutlass_toolchain as toolchain
 
 try:
     TOOLCHAIN = toolchain.toolchain()

@@ -8,7 +8,7 @@ the datapath off the answers. Implementations:
 * `ModelSource` - a profile of the numeric model (`oracles.numerics`), for testing the inference:
   inferred from `sm_90a`, the profile must come back;
 * `GpuSource` - silicon through the Hopper inner-product harness (`mma.sync` or `wgmma` batches,
-  `conformance.tools.numerics_measure`);
+  `conformance.numerics.measure`);
 * `SimulatorSource` - a third-party numeric simulator speaking the line protocol of
   docs/numerics.md ("Numeric simulators");
 * `RecordedVectors` is not a source that evaluates: the recorded folders hold fixed vectors, so
@@ -184,13 +184,13 @@ FAMILY_ARCHS = {"mma.sync": ("sm_90",), "wgmma": ("sm_90",), "tcgen05": ("sm_100
 
 
 class GpuSource:
-    """Silicon through the shared inner-product harness of `conformance.tools.numerics_measure`
+    """Silicon through the shared inner-product harness of `conformance.numerics.measure`
     (`mma.sync` or `wgmma` on Hopper, `tcgen05.mma` on Blackwell): each inner product sits on the
     diagonal of one tile (D[m, m] = A[m] . B[m] + C[m, m]), the other elements are ignored. K is the
     instruction's. SourceUnavailable when this machine has no GPU of the family's architecture."""
 
     def __init__(self, family: str):
-        from conformance.tools import numerics_measure as measure
+        from conformance.numerics import measure
         from device.launch import GpuUnavailable
 
         if family not in FAMILY_ARCHS:

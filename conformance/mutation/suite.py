@@ -1,5 +1,5 @@
 """`tcgen05-conformance mutants`: the default CI suite run against every planted bug of
-`conformance.tools.mutants`, to measure how many of them it would catch.
+`conformance.mutation.mutants`, to measure how many of them it would catch.
 
 The suite is what CI's default conformance run exercises: the programs of `run` (`--examples`
 200, `--seed` 0, profile `exact`), the probe programs (`probes/*.json`), a batch of discriminating
@@ -30,7 +30,7 @@ import probes
 from conformance import __version__
 from conformance.core import program as program_model
 from conformance.harness.runner import Progress, generate_programs, source_revision
-from conformance.tools.mutants import MUTANTS, Mutant
+from conformance.mutation.mutants import MUTANTS, Mutant
 from oracles import numerics
 from oracles.execute import run
 from generators.numeric_vectors import mix

@@ -41,7 +41,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from conformance.core.formats import FloatFormat, decode, get_format, storage_dtype
-from conformance.tools.numerics_sources import Scaling, SimulatorSource, VectorSource, mixed_pairs_of
+from conformance.numerics.sources import Scaling, SimulatorSource, VectorSource, mixed_pairs_of
 from oracles.numerics import inner_product
 from oracles.numerics.convert import NotRepresentable, from_binary32
 from generators.numeric_vectors import FAMILIES, mix
@@ -1343,7 +1343,7 @@ def source_for_backend(spec: str, instruction: str | None = None, profile: str |
     (`recorded:DIR`, DIR a folder or a GPU folder's name under the shipped recordings, or a folder
     given as it is), returned as the folder's path. ValueError (one line) for a spec that names
     none of these; SourceUnavailable when the silicon is not here."""
-    from conformance.tools.numerics_sources import GpuSource, ModelSource
+    from conformance.numerics.sources import GpuSource, ModelSource
     from oracles.numerics.profiles import for_instruction
     from oracles.numerics.vectors import RECORDINGS
 
@@ -1378,7 +1378,7 @@ def source_for_backend(spec: str, instruction: str | None = None, profile: str |
 
 def _plugin_source(module: str, factory: str, profile: str | None) -> VectorSource:
     """A plugin's vector source: `module.factory(profile=profile)`, which must evaluate inner
-    products (`conformance.tools.numerics_sources.VectorSource`)."""
+    products (`conformance.numerics.sources.VectorSource`)."""
     import importlib
 
     try:
@@ -1388,7 +1388,7 @@ def _plugin_source(module: str, factory: str, profile: str | None) -> VectorSour
     missing = [m for m in ("pairs", "evaluate", "k", "provenance") if not callable(getattr(made, m, None))]
     if missing:
         raise ValueError(f"--backend {module}:{factory}: gave a {type(made).__name__}, not a vector source "
-                         f"(no {', '.join(missing)}; see conformance/tools/numerics_sources.py)")
+                         f"(no {', '.join(missing)}; see conformance/numerics/sources.py)")
     return made
 
 

@@ -29,8 +29,8 @@ import numpy as np
 from conformance.core.instructions import MmaSp, WgmmaMma
 from conformance.core.isa.mma import TYPE_BITS
 from conformance.core.program import Program
-from conformance.tools.campaign_checker import Operands, word_table
-from conformance.tools.numerics_gpucheck import THREADS, grid_for
+from conformance.campaign.checker import Operands, word_table
+from conformance.numerics.gpu_checker import THREADS, grid_for
 from device.check_kernels import JOB_KERNELS
 from device.hopper_batch import control_records, pack, pack_d, register_bytes, unpack_d
 from device.ptx.kernels import HopperForm

@@ -31,8 +31,8 @@ from conformance.core.legality.check import check as legality_check
 from conformance.core.layouts import tmem as tmem_layout
 from conformance.core.layouts.ldst import fragment_cells
 from conformance.core.layouts.smem import element_bit_addresses, storage_for
-from conformance.tools import peers_toolchain as toolchain
-from conformance.tools.peers_atoms import ATOMS, Atom, Candidate, shape_candidates, type_candidates
+from conformance.peers import cutlass_toolchain as toolchain
+from conformance.peers.cutlass_atoms import ATOMS, Atom, Candidate, shape_candidates, type_candidates
 from oracles import data_movement as oracle_dm
 
 

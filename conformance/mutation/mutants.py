@@ -9,7 +9,7 @@ a table entry is replaced in place (so every holder of the table sees it), and t
 caches of the numeric model and the cached layouts (`conformance.core.memo`) are cleared on entry
 and exit.
 
-`conformance.tools.mutation_suite` runs the default CI suite against every mutant
+`conformance.mutation.suite` runs the default CI suite against every mutant
 (`tcgen05-conformance mutants`); simulator adapters use `MUTANTS[name].applied()` to check that
 their own harness would notice the same bugs.
 """

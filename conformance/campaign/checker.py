@@ -21,7 +21,7 @@ from typing import Sequence
 
 import numpy as np
 
-from conformance.tools.numerics_gpucheck import THREADS, checker_kernels_source, grid_for
+from conformance.numerics.gpu_checker import THREADS, checker_kernels_source, grid_for
 from device.check_kernels import JOB_KERNELS
 from device.hopper_batch import d_word_elements, unpack_d
 from device.ptx.kernels import HopperForm

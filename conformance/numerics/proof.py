@@ -25,10 +25,10 @@ from typing import Callable
 
 import numpy as np
 
-from conformance.tools import numerics_measure as measure
-from conformance.tools.numerics_infer import compare_profiles, infer_profile
-from conformance.tools.numerics_sources import GpuSource, ModelSource
-from conformance.tools.stages import Stages
+from conformance.numerics import measure
+from conformance.numerics.infer import compare_profiles, infer_profile
+from conformance.numerics.sources import GpuSource, ModelSource
+from conformance.harness.stages import Stages
 from device.registers import pack_registers
 from oracles.numerics import inner_product
 from oracles.numerics.profiles import get_profile

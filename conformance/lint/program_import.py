@@ -27,7 +27,7 @@ from conformance.core.isa.targets import TARGETS
 from conformance.core.legality import check
 from conformance.core.program import SMEM_BYTES, Program, SmemSegment
 from conformance.core.ptx.parse import read_ptx, statements
-from conformance.tools.lint import module_target
+from conformance.lint.verdicts import module_target
 
 KERNEL_MANAGED = (Tcgen05Alloc, Tcgen05Dealloc, Tcgen05RelinquishAllocPermit, Tcgen05Fence, Tcgen05Wait, Tcgen05Commit)
 

@@ -25,11 +25,11 @@ from typing import Callable, Sequence, TextIO
 import numpy as np
 
 from conformance.core.isa.fragments import MMA_SYNC_SHAPES, register_elements, wgmma_accumulator
-from conformance.tools.hopper_gpu import TARGET
-from conformance.tools.numerics_measure import (
+from device.target_gpu import TARGET
+from conformance.numerics.measure import (
     ACC_BITS, HOPPER_COMBINATIONS, INPUT_BITS, WGMMA_N, Combination, d_fragment, kernel_source, smem_images_for,
 )
-from conformance.tools.stages import Stages
+from conformance.harness.stages import Stages
 from device.check_kernels import RECORD_WORDS, compile_cubin, source
 from generators import numeric_stream
 from oracles.numerics import checker

@@ -14,7 +14,7 @@ from typing import Callable, TextIO
 
 from conformance.core.instructions import MmaSp, WgmmaMma
 from conformance.core.program import Program
-from conformance.tools.campaign import TARGET
+from conformance.campaign.run import TARGET
 from device.kernel_cache import KernelCache
 from device.ptx.kernels import hopper_kernel
 from generators.hopper_forms import modelled_hopper_forms

@@ -8,7 +8,7 @@ on the diagonal (m = n, "paired") and crosses vectors elsewhere; every element o
 Work is cut in chunks of about 2^20 inner products; worker processes draw and pack a chunk, the
 GPU runs it, workers run the model and compare, so the host's cores keep the GPU fed.
 
-Every stage is timed (`conformance.tools.stages`), per combination and in all: in the workers
+Every stage is timed (`conformance.harness.stages`), per combination and in all: in the workers
 draw, pack, unpack, model and compare; on the GPU copy in, launch (until the GPU is done) and read
 back; in the main process the waits for prepared chunks (the GPU idle for the host) and for the
 last comparisons.
@@ -32,7 +32,7 @@ from conformance.core.formats import get_format, storage_dtype
 from conformance.core.instructions import WgmmaMma
 from conformance.core.isa.fragments import MMA_SYNC_SHAPES, register_elements, wgmma_accumulator
 from conformance.core.layouts.smem import element_bit_addresses, storage_for
-from conformance.tools.stages import Stages
+from conformance.harness.stages import Stages
 from device.inner_product_kernels import MmaSyncInstruction, mma_sync_kernel, wgmma_kernel
 from device.tcgen05_inner_products import Tcgen05Form
 from device.tcgen05_inner_products import forms as tcgen05_forms

@@ -1,7 +1,7 @@
 // Shared helpers of the peer programs: each prints one JSON object per line on stdout.
 //
 // The programs print what CUTLASS's own constructors compute (instruction descriptors, shared-memory
-// descriptors, TMEM fragments, copy atoms) so that conformance/tools/peers.py can compare it with the
+// descriptors, TMEM fragments, copy atoms) so that conformance/peers/cutlass.py can compare it with the
 // project's ISA facts. The configurations come from peers_configs.hpp, which the Python side writes
 // (X-macros naming CUTLASS types), so every configuration is a CUTLASS type the compiler accepted.
 #pragma once

@@ -92,7 +92,7 @@ def sweep(path: str, profile_name: str) -> list[dict]:
 def sweep_samples(path: str, profile_name: str) -> list[dict]:
     """The same sweep over the silicon samples that `numerics measure --samples` keeps (arrays
     `<combination>/a|b|c|silicon`), per combination, each under its instruction's profile variant."""
-    from conformance.tools.numerics_measure import COMBINATIONS, HOPPER_COMBINATIONS
+    from conformance.numerics.measure import COMBINATIONS, HOPPER_COMBINATIONS
 
     try:
         data = np.load(path)

@@ -1,5 +1,5 @@
 """Building and running the peer programs: small host-only C++ programs (package data in
-`conformance/tools/peers_cpp/`) compiled against the CUTLASS headers of the `nvidia-cutlass`
+`conformance/peers/cutlass_cpp/`) compiled against the CUTLASS headers of the `nvidia-cutlass`
 package with the system C++ compiler, each printing one JSON object per line.
 
 CUTLASS's CuTe headers include `cuda_runtime_api.h` (with `crt/host_defines.h`) and the CCCL `cuda/std`
@@ -21,7 +21,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-SOURCES = Path(__file__).with_name("peers_cpp")
+SOURCES = Path(__file__).with_name("cutlass_cpp")
 CUTLASS_DISTRIBUTION = "nvidia-cutlass"
 CUTLASS_INCLUDE = "cutlass_library/source/include"
 # pip packages carrying the CUDA headers CuTe includes, and the folder of each inside its package.
@@ -115,7 +115,7 @@ def _failure(what: str, stderr: str) -> str:
 
 
 def build(tc: Toolchain, program: str, configs: str) -> Path:
-    """Compile `peers_cpp/<program>.cpp` with the generated `peers_configs.hpp` text; the binary."""
+    """Compile `cutlass_cpp/<program>.cpp` with the generated `peers_configs.hpp` text; the binary."""
     key = _key(tc, program, configs, sources=("peers.hpp", f"{program}.cpp"))
     folder = cache_folder() / f"{program}-{key}"
     binary = folder / program

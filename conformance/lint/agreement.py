@@ -21,7 +21,7 @@ from conformance.core.ptx.parse import read_ptx
 from conformance.core.ptx.render import draw_spelling, head, spell
 from conformance.core.ptx.spelling import Spelling
 from conformance.harness.against_assembler import assemble_instructions
-from conformance.tools.lint import verdict
+from conformance.lint.verdicts import verdict
 from device.assembler import assembler_version
 from device.ptx.kernels import entry_for
 from generators.instructions import legal_instructions

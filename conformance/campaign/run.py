@@ -41,7 +41,7 @@ hands the chunk's other launches out again. A batch names no launch: when one fa
 run again one launch group at a time (`ChunkState.careful`), where a group that fails again is
 charged alone. The other GPUs keep working meanwhile.
 
-Every stage is timed (`conformance.tools.stages`): in the producers draw, reference (with
+Every stage is timed (`conformance.harness.stages`): in the producers draw, reference (with
 HOST_DRAW and the checker, the operands), kernel text, assemble, pack, model (the checker's
 sample), spool and wait (blocked on the bound); in the GPU workers wait (idle, no chunk handed
 to it), read (the spool file), load (kernels), draw (GPU_DRAW), copy in, launch, read back,
@@ -83,14 +83,14 @@ from conformance.core.program import Program, dumps
 from conformance.harness.backends.base import Observation
 from conformance.harness.backends.registry import DEFAULT_REFERENCE
 from conformance.harness.judge import CaseResult, profile_for
-from conformance.tools.campaign_checker import (
+from conformance.campaign.checker import (
     GpuReference, HostReference, Operands, checker_module, disagreement, model_sample, operands,
 )
-from conformance.tools.campaign_stream import (
+from conformance.campaign.stream import (
     GPU_IDLE, IDLE_GAPS_MS, GpuStream, StreamBatch, StreamGroup, StreamPrograms, StreamResult, checker_differs, drawn_differently, host_draw,
     idle_gap_key, stream_batch, stream_group, stream_parameters, stream_result,
 )
-from conformance.tools.stages import CollectorPauses, Stages
+from conformance.harness.stages import CollectorPauses, Stages
 from device.hopper_batch import Batch, pack, pack_d, unpack_d
 from device.kernel_cache import CACHE_ENV, KernelCache, default_directory
 from device.ptx.kernels import HopperForm, UnsupportedProgram, hopper_form, hopper_kernel
@@ -531,7 +531,7 @@ class GpuLauncher:
     """The worker's GPU (the one CUDA_VISIBLE_DEVICES leaves it), which must run sm_90a code."""
 
     def __init__(self, index: int):
-        from conformance.tools.hopper_gpu import hopper_gpu
+        from device.target_gpu import hopper_gpu
         from device.hopper_batch import HopperRunner
 
         self.gpu = hopper_gpu("campaign")

@@ -1,6 +1,6 @@
 """Fuzz the `sim:CMD` protocol (docs/simulators.md) with Hypothesis: malformed simulator
 behaviours, one per case, through one `SimBackend` (its simulator kept running from case to case,
-as in a run), counted as `conformance.tools.fuzz_inputs` counts the input readers.
+as in a run), counted as `conformance.fuzz.inputs` counts the input readers.
 
 A behaviour (`behaviours()`) is what a faulty simulator does with one request: its answer line
 (arbitrary bytes, text, JSON nested thousands deep, JSON values that are not an answer, answers
@@ -8,7 +8,7 @@ with fields of the wrong type, a line past the length limit, non-UTF-8, no newli
 state file (missing, short, long, empty, a directory, a FIFO, /dev/zero, a dangling link, a 3 GiB
 sparse file, random words of the right size), exits and signals before or after answering, a
 closed stdout, delays past the case timeout, a second answer (at once or later) or a garbage line
-after the answer, and noise on stderr. `conformance/tools/fuzz_simulator_agent.sh` acts it out,
+after the answer, and noise on stderr. `conformance/fuzz/simulator_agent.sh` acts it out,
 running the shell script `act_script` writes for the case.
 
 Each case ends one way: a state read back (accepted), or a skip or error on one line (refused).
@@ -36,11 +36,11 @@ from conformance.core.program import Program
 from conformance.harness.backends.sim import MAX_ANSWER_BYTES, SimBackend
 from conformance.harness.export import state_layout
 from conformance.harness.runner import generate_programs
-from conformance.tools.fuzz_inputs import ACCEPTED, HANG, REFUSED, TOP_OUTCOMES, TRACEBACK, Broken, count_outcomes
+from conformance.fuzz.inputs import ACCEPTED, HANG, REFUSED, TOP_OUTCOMES, TRACEBACK, Broken, count_outcomes
 from generators.programs import hopper_programs
 from generators.sampling import draw_examples
 
-AGENT = Path(__file__).resolve().parent / "fuzz_simulator_agent.sh"
+AGENT = Path(__file__).resolve().parent / "simulator_agent.sh"
 CASE_TIMEOUT_S = 0.5  # the simulator's per-case timeout while fuzzing (each hang costs it)
 MAX_MESSAGE = 2000  # characters of a skip or error
 OK = b'{"case_id": "@CASE@", "status": "ok"}'

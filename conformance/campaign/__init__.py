@@ -1,0 +1,13 @@
+"""Silicon campaigns: large differential runs of Hopper programs on every sm_90 GPU of a host, the
+work spread over its cores (`tcgen05-conformance campaign`, `cache fill`).
+
+`run` drives a campaign (producers, GPU workers, the report); `checker` computes the expected D with
+the integer checker; `stream` draws the operand data sets on the GPU; `kernels` fills the kernel cache.
+"""
+
+from __future__ import annotations
+
+from conformance.campaign.run import Run, Settings, campaign
+from conformance.campaign.kernels import fill
+
+__all__ = ["Run", "Settings", "campaign", "fill"]

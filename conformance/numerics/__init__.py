@@ -1,0 +1,16 @@
+"""Numeric profiles measured, fitted and inferred: inner products through a vector source (silicon,
+the model, a simulator), diffed bit for bit against the datapath model of `oracles.numerics`
+(`tcgen05-conformance numerics ...`).
+
+`measure` is the inner-product harness shared by Hopper and tcgen05, `gpu_checker` its GPU checker;
+`infer` reads a datapath off a vector source (`sources`), `proof` is its silicon proof; `fit` sweeps
+one parameter at a time; `catch_rates` measures the discriminating vector families.
+"""
+
+from __future__ import annotations
+
+from conformance.numerics.measure import Combination
+from conformance.numerics.infer import infer_profile, agreement
+from conformance.numerics.sources import VectorSource, ModelSource, SimulatorSource
+
+__all__ = ["Combination", "ModelSource", "SimulatorSource", "VectorSource", "agreement", "infer_profile"]
