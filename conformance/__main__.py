@@ -1,3 +1,3 @@
-from conformance.cli import main
+from tcgen05_conformance.cli import main
 
 raise SystemExit(main())

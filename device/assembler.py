@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from conformance.core.isa.targets import PTX_VERSION
+from tcgen05_conformance.core.isa.targets import PTX_VERSION
 
 
 class AssemblerUnavailable(RuntimeError):

@@ -3,7 +3,7 @@ to a cubin (CPU only, so a machine without a GPU can build and test them).
 
 `pack_operands` draws operand codes on the device (the operand stream, `ns_code`) straight into
 the register words or shared-memory images the tensor-core kernels of
-`device.inner_product_kernels` read: a table says, for each byte of a tile's words, which
+`tcgen05_conformance.device.inner_product_kernels` read: a table says, for each byte of a tile's words, which
 element's byte goes there (`so_table_word`, which `stream_words` shares). `check_tiles` redraws each tile's A, B and C into shared memory, runs
 the integer checker (`ck_dot`) on every element of D, compares it with the tensor core's result
 bit for bit, counts checked elements and mismatches (atomics), records the first mismatches
@@ -13,7 +13,7 @@ bit for bit, counts checked elements and mismatches (atomics), records the first
 B elements by `columns` [P, M, K], bytes after them) with the checker, straight into the words the campaign's tensor-core kernel
 stores (a table gives each word's elements), so that a campaign compares words with words.
 The stream data sets' kernels draw a whole program's data on the device, each byte a pure function
-of (seed, tile, row, column) that `generators.stream_operands` (their numpy twin) redraws on the
+of (seed, tile, row, column) that `tcgen05_conformance.generators.stream_operands` (their numpy twin) redraws on the
 host: `stream_words` the register or shared-memory words of a program from its word table (operand
 bytes by `so_code`, exact-table or `ns_code` codes; filler bytes; zero bytes), `stream_metadata`
 the structured-sparse metadata word of each thread (legal nibbles; unselected threads' words
@@ -29,12 +29,12 @@ from __future__ import annotations
 
 import re
 
-from device.kernel_jobs import JobKernel, parameters
+from tcgen05_conformance.device.kernel_jobs import JobKernel, parameters
 
 RECORD_WORDS = 5  # a mismatch record: tile low word, tile high word, element m * N + n, silicon, checker
 
 KERNELS = r"""
-#define JOB_KERNEL __device__ inline  // launched over a table of jobs: device.kernel_jobs
+#define JOB_KERNEL __device__ inline  // launched over a table of jobs: tcgen05_conformance.device.kernel_jobs
 // Stream data sets (the numpy twin: generators/stream_operands.py). so_code draws element (row, col)
 // of operand op (0 A, 1 B, 2 C) of a tile: ns_code, or with `exact` a code of the operand's table
 // (A's, B's and C's concatenated in exact_codes, their lengths in exact_lengths) picked by the
@@ -284,7 +284,7 @@ JOB_KERNELS = _job_kernels()
 
 def source(stream_header: str, checker_header: str) -> str:
     """The whole CUDA translation unit: both headers (as device and host code), the kernels, and the
-    kernel that runs each JOB_KERNEL over a table of jobs (`device.kernel_jobs`)."""
+    kernel that runs each JOB_KERNEL over a table of jobs (`tcgen05_conformance.device.kernel_jobs`)."""
     jobs = "".join(kernel.source() for kernel in JOB_KERNELS.values())
     return ("#define NS_HD __host__ __device__\n#define CK_HD __host__ __device__\n"
             f"{stream_header}\n{checker_header}\n{KERNELS}\n{jobs}")
@@ -318,7 +318,7 @@ unsigned tile_codes[64 * 32 * 2 + 64 * 64];  // the largest tile: wgmma m64n64k3
 def host_library(cuda_source: str, directory: str):
     """`cuda_source` compiled for this CPU through `HOST_STAND_IN` (g++) and loaded with ctypes;
     RuntimeError with the compiler's message when g++ is missing or fails."""
-    from conformance.core.host_build import shared_library
+    from tcgen05_conformance.core.host_build import shared_library
 
     return shared_library(HOST_STAND_IN + cuda_source, directory, "kernels", "the CPU build of the checker kernels")
 

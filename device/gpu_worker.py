@@ -1,8 +1,8 @@
 """A GPU held by a child process, so that a kernel that faults costs one call, not the caller.
 
 A device fault (illegal instruction, misaligned address, trap) ends CUDA for the whole process
-that ran the kernel (see `device.launch`). `GpuWorker` therefore runs kernels in a child,
-`python -m device.gpu_worker ORDINAL`, which opens the GPU, says what it is, then links and
+that ran the kernel (see `tcgen05_conformance.device.launch`). `GpuWorker` therefore runs kernels in a child,
+`python -m tcgen05_conformance.device.gpu_worker ORDINAL`, which opens the GPU, says what it is, then links and
 launches kernels on request (linked modules cached by PTX text). A call whose kernel fails ends
 that child; the next call starts a fresh one, with a fresh CUDA context.
 
@@ -24,7 +24,7 @@ from typing import BinaryIO, Sequence
 
 import numpy as np
 
-from device.launch import GpuUnavailable
+from tcgen05_conformance.device.launch import GpuUnavailable
 
 
 class KernelFailed(RuntimeError):
@@ -91,7 +91,7 @@ class GpuWorker:
 
     def _start(self) -> None:
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-        child = subprocess.Popen([sys.executable, "-m", "device.gpu_worker", str(self.ordinal)],
+        child = subprocess.Popen([sys.executable, "-m", "tcgen05_conformance.device.gpu_worker", str(self.ordinal)],
                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         try:
             hello = pickle.load(child.stdout)
@@ -135,7 +135,7 @@ def _one_line(e: BaseException) -> str:
 def _serve(ordinal: int, requests: BinaryIO, replies: BinaryIO) -> None:
     """The child: open the GPU, then run launches until stdin ends or one fails to run, which
     ends the process at once: no clean-up, which the faulted context would refuse, noisily."""
-    from device.launch import Gpu
+    from tcgen05_conformance.device.launch import Gpu
 
     def reply(message: tuple) -> None:
         pickle.dump(message, replies)

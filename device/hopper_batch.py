@@ -1,9 +1,9 @@
 """Hopper programs on an sm_90 GPU, in batches: the programs of one kernel form (same instruction;
 descriptors, scale-d and operand data vary) run in one launch, one CTA each, with their shared-memory
-images, control records and operand registers moved in bulk (`device.ptx.kernels.hopper_kernel`).
+images, control records and operand registers moved in bulk (`tcgen05_conformance.device.ptx.kernels.hopper_kernel`).
 
 The register operands travel as matrices in the program (`Program.matrices`); they are spread over
-the threads by the ISA's fragments (`conformance.core.isa.fragments`: wgmma's `WGMMA_A` for A in registers and
+the threads by the ISA's fragments (`tcgen05_conformance.core.isa.fragments`: wgmma's `WGMMA_A` for A in registers and
 `wgmma_accumulator` for C, PTX ISA 9.7.15.5.1.1; `mma_sp_fragments` for warp-level mma.sp,
 9.7.14.6.3) and D is gathered back the same way.
 """
@@ -17,12 +17,12 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from conformance.core.instructions import MmaSp, WgmmaMma
-from conformance.core.isa.fragments import WGMMA_A, Fragment, mma_sp_fragments, register_elements, wgmma_accumulator
-from conformance.core.isa.mma import TYPE_BITS
-from conformance.core.program import Program
-from device.ptx.kernels import HOPPER_CONTROL_BYTES, HopperForm, UnsupportedProgram, hopper_form, hopper_kernel, smem_bytes
-from device.registers import pack_registers, unpack_registers
+from tcgen05_conformance.core.instructions import MmaSp, WgmmaMma
+from tcgen05_conformance.core.isa.fragments import WGMMA_A, Fragment, mma_sp_fragments, register_elements, wgmma_accumulator
+from tcgen05_conformance.core.isa.mma import TYPE_BITS
+from tcgen05_conformance.core.program import Program
+from tcgen05_conformance.device.ptx.kernels import HOPPER_CONTROL_BYTES, HopperForm, UnsupportedProgram, hopper_form, hopper_kernel, smem_bytes
+from tcgen05_conformance.device.registers import pack_registers, unpack_registers
 
 MAX_CTAS_PER_LAUNCH = 4096  # bounds a launch's buffers (~1 GB of images at the largest programs)
 

@@ -8,16 +8,16 @@ profiles on silicon.
 image (A then B, laid out as the descriptors say) in, loads the accumulator registers with C
 (word r of thread t at `(t * R + r) * 128 + thread`), issues one `wgmma.mma_async` with
 scale-d = 1, waits for it, and stores D in the same order.
-Register fragments are `conformance.core.isa.fragments`; the wgmma line is rendered by `conformance.core.ptx.render`.
+Register fragments are `tcgen05_conformance.core.isa.fragments`; the wgmma line is rendered by `tcgen05_conformance.core.ptx.render`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from conformance.core.instructions import WgmmaMma
-from conformance.core.ptx.render import REGISTER_DECLARATIONS, render, wgmma_d_registers
-from device.ptx.kernels import KERNEL_REGISTERS, copy_to_shared, global_pointers, ptx_header
+from tcgen05_conformance.core.instructions import WgmmaMma
+from tcgen05_conformance.core.ptx.render import REGISTER_DECLARATIONS, render, wgmma_d_registers
+from tcgen05_conformance.device.ptx.kernels import KERNEL_REGISTERS, copy_to_shared, global_pointers, ptx_header
 
 # PTX register prefix and load/store type of an accumulator format (f16 travels as packed pairs).
 ACCUMULATOR_REGISTERS = {"f32": ("%fc", "f32"), "f16": ("%rh", "b32"), "s32": ("%sc", "s32")}

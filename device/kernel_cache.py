@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from device.assembler import assembler_version, cubin
+from tcgen05_conformance.device.assembler import assembler_version, cubin
 
 CACHE_ENV = "TCGEN05_CACHE"
 DEFAULT_LIMIT_BYTES = 1 << 30  # about 100,000 Hopper batch kernels (7-11 KiB each)

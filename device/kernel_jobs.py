@@ -1,4 +1,4 @@
-"""Kernels launched over many jobs at once: a device function of `device.check_kernels` (its
+"""Kernels launched over many jobs at once: a device function of `tcgen05_conformance.device.check_kernels` (its
 strided loops cover one job's work) becomes the kernel `<name>_jobs(base, jobs, count)`, which runs
 job j with the arguments of row j of a table in device memory, `blockIdx.y` striding over the jobs.
 A campaign's GPU worker so draws and checks a whole chunk's launch groups in one launch per

@@ -1,4 +1,4 @@
-"""The launch path: compile PTX to a cubin with nvJitLink (`device.assembler.cubin`), load it, launch kernels (in clusters,
+"""The launch path: compile PTX to a cubin with nvJitLink (`tcgen05_conformance.device.assembler.cubin`), load it, launch kernels (in clusters,
 with more than 48 KiB of dynamic shared memory where asked) and move arrays in bulk, through
 cuda-python (`cuda.core` for linking, loading, allocation and launches; the driver API of
 `cuda.bindings` for host <-> device copies and kernel attributes).
@@ -6,7 +6,7 @@ cuda-python (`cuda.core` for linking, loading, allocation and launches; the driv
 A device fault (illegal instruction, misaligned address, trap) ends CUDA for the whole process:
 the driver refuses every later call, a reset primary context included (on an H100, driver 580,
 cuDevicePrimaryCtxRetain after cuDevicePrimaryCtxReset returns CUDA_ERROR_LAUNCH_FAILED). Code
-that must survive a faulting kernel runs it in a process of its own (`device.gpu_worker`)."""
+that must survive a faulting kernel runs it in a process of its own (`tcgen05_conformance.device.gpu_worker`)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from device.assembler import cubin
+from tcgen05_conformance.device.assembler import cubin
 
 DEFAULT_SHARED_LIMIT = 48 * 1024  # dynamic shared memory a kernel may use without opting in
 
@@ -150,7 +150,7 @@ class Gpu:
         return ObjectCode.from_cubin(cubin(ptx, arch))
 
     def load_cubin(self, data: bytes):
-        """A cubin built elsewhere (e.g. by NVRTC, `device.check_kernels`), loaded."""
+        """A cubin built elsewhere (e.g. by NVRTC, `tcgen05_conformance.device.check_kernels`), loaded."""
         from cuda.core import ObjectCode
 
         return ObjectCode.from_cubin(data)

@@ -1,5 +1,5 @@
 """Register images for the device kernels: a batch of matrices packed into the per-thread
-register words a fragment (`conformance.core.isa.fragments`) prescribes, and back."""
+register words a fragment (`tcgen05_conformance.core.isa.fragments`) prescribes, and back."""
 
 from __future__ import annotations
 

@@ -3,8 +3,8 @@ there is none here: cuda-core missing, no usable CUDA device, or a GPU that cann
 
 from __future__ import annotations
 
-from conformance.core.isa.targets import TARGETS
-from device.launch import Gpu, GpuUnavailable
+from tcgen05_conformance.core.isa.targets import TARGETS
+from tcgen05_conformance.device.launch import Gpu, GpuUnavailable
 
 TARGET = "sm_90a"  # wgmma is sm_90a only (PTX ISA 9.7.15, Target ISA Notes); the mma.sync kernels share it
 

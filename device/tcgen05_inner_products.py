@@ -11,7 +11,7 @@ Per tile and CTA the host packs a shared-memory image (A K-major without swizzle
 the next 1024-byte boundary; 4/6-bit elements of .kind::f8f6f4 and .kind::mxf8f6f4 padded to a
 byte, PTX ISA 9.7.16.10.4.4) and a TMEM image (C at D's place; the scale factors of A's rows and
 B's columns at the columns after D, duplicated into every 32-lane subpartition, 9.7.16.10.7),
-placed by the layout functions the oracle reads them with (`conformance.core.layouts`). The kernel
+placed by the layout functions the oracle reads them with (`tcgen05_conformance.core.layouts`). The kernel
 (`batch_kernel`) copies both in, issues the MMA from one thread, waits on an mbarrier, and reads
 the TMEM image back; `unpack` picks D out of it.
 """
@@ -24,19 +24,19 @@ from functools import cached_property
 
 import numpy as np
 
-from conformance.core.encoding import idesc as idesc_codec
-from conformance.core.encoding import sdesc as sdesc_codec
-from conformance.core.encoding import taddr as taddr_codec
-from conformance.core.formats import get_format, storage_dtype
-from conformance.core.instructions import Tcgen05Mma
-from conformance.core.isa import mma as isa
-from conformance.core.isa.targets import TARGETS
-from conformance.core.layouts.smem import element_bit_addresses, storage_for
-from conformance.core.layouts.tmem import d_positions, data_path, scale_factor_positions
-from conformance.core.program import Program, SmemSegment, TmemRegion
-from conformance.core.ptx.render import REGISTER_DECLARATIONS, render
-from conformance.core.state import initial_smem, initial_tmem
-from device.ptx.kernels import KERNEL_REGISTERS, THREADS, _relocated, _tmem_rows, copy_to_shared, global_pointers, ptx_header
+from tcgen05_conformance.core.encoding import idesc as idesc_codec
+from tcgen05_conformance.core.encoding import sdesc as sdesc_codec
+from tcgen05_conformance.core.encoding import taddr as taddr_codec
+from tcgen05_conformance.core.formats import get_format, storage_dtype
+from tcgen05_conformance.core.instructions import Tcgen05Mma
+from tcgen05_conformance.core.isa import mma as isa
+from tcgen05_conformance.core.isa.targets import TARGETS
+from tcgen05_conformance.core.layouts.smem import element_bit_addresses, storage_for
+from tcgen05_conformance.core.layouts.tmem import d_positions, data_path, scale_factor_positions
+from tcgen05_conformance.core.program import Program, SmemSegment, TmemRegion
+from tcgen05_conformance.core.ptx.render import REGISTER_DECLARATIONS, render
+from tcgen05_conformance.core.state import initial_smem, initial_tmem
+from tcgen05_conformance.device.ptx.kernels import KERNEL_REGISTERS, THREADS, _relocated, _tmem_rows, copy_to_shared, global_pointers, ptx_header
 
 LANES = 128
 ALLOC_COLUMNS = 512  # every column: the largest image (N = 256 plus scale factors) fits
@@ -257,7 +257,7 @@ def forms(target: str = "sm_100a") -> tuple[Tcgen05Form, ...]:
     55): f16/bf16 (kind::f16), tf32, the five f8f6f4 formats into f32 and f16, s8/u8 (with and
     without saturation; sm_100a only), mxf8f6f4, mxf4 and mxf4nvf4 with ue8m0 / ue4m3 scales and
     each .scale_vec; on sm_103a also K = 96 (mxf4, mxf4nvf4; cta_group::2, M = 256). Which target
-    has which feature: `conformance.core.isa.targets`."""
+    has which feature: `tcgen05_conformance.core.isa.targets`."""
     out: list[Tcgen05Form] = []
     features = TARGETS[target].features
     for kind in ("f16", "tf32", "f8f6f4", *(("i8",) if "kind::i8" in features else ())):
@@ -396,10 +396,10 @@ class PlumbingCheck:
 
 
 def _run_program(worker, p: Program) -> np.ndarray:
-    """Run a program's kernel (`device.ptx.kernels.tcgen05_kernel`, the blackwell backend's)
+    """Run a program's kernel (`tcgen05_conformance.device.ptx.kernels.tcgen05_kernel`, the blackwell backend's)
     through a GpuWorker; the TMEM image it reads back [CTAs, 128, tmem_columns]."""
-    from device.gpu_worker import Launch
-    from device.ptx.kernels import smem_bytes, tcgen05_kernel
+    from tcgen05_conformance.device.gpu_worker import Launch
+    from tcgen05_conformance.device.ptx.kernels import smem_bytes, tcgen05_kernel
     smem = np.ascontiguousarray(initial_smem(p)[0][:, :smem_bytes(p)])
     tmem = initial_tmem(p).astype("<u4")
     out = np.full(tmem.shape, UNWRITTEN, dtype="<u4")
@@ -419,8 +419,8 @@ def plumbing_check(worker, target: str) -> PlumbingCheck:
     with tcgen05.ld, free it; (2) one kind::f16 MMA (M = 128, N = 16, A = B = 1, C = lane + column)
     whose D is K + lane + column, exactly. Stops at the first step that fails with what the failure points to,
     so a broken setup is not reported as thousands of mismatches. `worker` is a
-    `device.gpu_worker.GpuWorker` on an sm_100 / sm_103 GPU; `target` the matching sm_100a/sm_103a."""
-    from device.gpu_worker import KernelFailed
+    `tcgen05_conformance.device.gpu_worker.GpuWorker` on an sm_100 / sm_103 GPU; `target` the matching sm_100a/sm_103a."""
+    from tcgen05_conformance.device.gpu_worker import KernelFailed
 
     columns = 32
     lanes, cols = np.indices((LANES, columns))

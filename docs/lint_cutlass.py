@@ -21,7 +21,7 @@ from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from conformance.lint.verdicts import lint  # noqa: E402
+from tcgen05_conformance.lint.verdicts import lint  # noqa: E402
 
 PREFIX = "cutlass_library/source/include/"
 HEADERS = (  # the headers that hold tcgen05 (SM100), wgmma (SM90) and mma.sp inline asm

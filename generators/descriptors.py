@@ -7,12 +7,12 @@ import functools
 
 from hypothesis import strategies as st
 
-from conformance.core.encoding import sdesc as sdesc_codec
-from conformance.core.encoding import taddr as taddr_codec
-from conformance.core.encoding import zcmask as zcmask_codec
-from conformance.core.isa import data_movement as dm
-from conformance.core.isa import mma
-from conformance.core.isa.swizzle import SWIZZLE_MODES
+from tcgen05_conformance.core.encoding import sdesc as sdesc_codec
+from tcgen05_conformance.core.encoding import taddr as taddr_codec
+from tcgen05_conformance.core.encoding import zcmask as zcmask_codec
+from tcgen05_conformance.core.isa import data_movement as dm
+from tcgen05_conformance.core.isa import mma
+from tcgen05_conformance.core.isa.swizzle import SWIZZLE_MODES
 
 
 def swizzles_for(element_bits: int, transposed: bool) -> list[str]:

@@ -2,16 +2,16 @@
 "modelled")`): each combination of the choices `instructions.wgmma` and `instructions.mma_sp` make,
 with the values a batched kernel takes at run time (shared-memory descriptors, scale-d, sparsity
 metadata) left at their defaults. Two instructions of one form share one kernel
-(`device.ptx.kernels.hopper_form`), so this list is every kernel a campaign can launch: about 10^4,
+(`tcgen05_conformance.device.ptx.kernels.hopper_form`), so this list is every kernel a campaign can launch: about 10^4,
 each tens of milliseconds of nvJitLink, which `cache fill` assembles ahead of a run."""
 
 from __future__ import annotations
 
 import itertools
 
-from conformance.core.instructions import MmaSp, WgmmaMma
-from conformance.core.isa import hopper
-from conformance.core.isa.targets import target as target_named
+from tcgen05_conformance.core.instructions import MmaSp, WgmmaMma
+from tcgen05_conformance.core.isa import hopper
+from tcgen05_conformance.core.isa.targets import target as target_named
 
 
 def modelled_hopper_forms(target: str = "sm_90a") -> list[WgmmaMma | MmaSp]:

@@ -1,5 +1,5 @@
 """Strategies for legal instructions of every family on a target; every value drawn satisfies
-the legality model (conformance.core.legality), which the tests check."""
+the legality model (tcgen05_conformance.core.legality), which the tests check."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from typing import Callable
 
 from hypothesis import strategies as st
 
-from conformance.core.encoding import idesc as idesc_codec
-from conformance.core.encoding import taddr as taddr_codec
-from conformance.core.instructions import (
+from tcgen05_conformance.core.encoding import idesc as idesc_codec
+from tcgen05_conformance.core.encoding import taddr as taddr_codec
+from tcgen05_conformance.core.instructions import (
     MmaSp,
     Tcgen05Alloc,
     Tcgen05Commit,
@@ -24,11 +24,11 @@ from conformance.core.instructions import (
     Tcgen05Wait,
     WgmmaMma,
 )
-from conformance.core.isa import data_movement as dm
-from conformance.core.isa import hopper, mma
-from conformance.core.isa.targets import Target
-from conformance.core.isa.targets import target as target_named
-from generators.descriptors import smem_descriptors, swizzles_for, tmem_addresses, zero_column_masks
+from tcgen05_conformance.core.isa import data_movement as dm
+from tcgen05_conformance.core.isa import hopper, mma
+from tcgen05_conformance.core.isa.targets import Target
+from tcgen05_conformance.core.isa.targets import target as target_named
+from tcgen05_conformance.generators.descriptors import smem_descriptors, swizzles_for, tmem_addresses, zero_column_masks
 
 
 def shape_classes_for(t: Target) -> list[mma.ShapeClass]:

@@ -23,13 +23,13 @@ from typing import Any, Sequence
 
 from hypothesis import strategies as st
 
-from conformance.core.instructions import INSTRUCTION_TYPES
-from conformance.core.isa.targets import TARGETS
-from conformance.core.operands import DOMAINS
-from conformance.core.numeric_profiles import PROFILE_NAMES
-from conformance.core.program import ProgramError, from_json
+from tcgen05_conformance.core.instructions import INSTRUCTION_TYPES
+from tcgen05_conformance.core.isa.targets import TARGETS
+from tcgen05_conformance.core.operands import DOMAINS
+from tcgen05_conformance.core.numeric_profiles import PROFILE_NAMES
+from tcgen05_conformance.core.program import ProgramError, from_json
 
-CASE_SCHEMA = "tcgen05-conformance/vectors/1"  # the case.json files of `export` (conformance.harness.export)
+CASE_SCHEMA = "tcgen05-conformance/vectors/1"  # the case.json files of `export` (tcgen05_conformance.harness.export)
 
 # Integers on and beyond the edges of the fields' ranges (widths of 16, 32, 64 bits; TMEM 128 x 512).
 EDGE_INTEGERS = (0, 1, -1, 2, 3, 4, 7, 8, 15, 16, 31, 32, 33, 64, 96, 127, 128, 129, 255, 256, 257, 511, 512,
@@ -168,7 +168,7 @@ def malformed_programs(draw, corpus: Sequence[dict]) -> bytes:
 # --- recorded-vector folders ----------------------------------------------------------------
 
 VECTOR_FILES = ("a", "b", "c", "d_fp32", "d_fp16", "manifest")  # the manifest: the GPU folder's recording.json
-MANIFEST_FILE = "recording.json"  # oracles.numerics.vectors.MANIFEST (a floor above this one)
+MANIFEST_FILE = "recording.json"  # tcgen05_conformance.oracles.numerics.vectors.MANIFEST (a floor above this one)
 _FILE_DAMAGE = ("remove", "broken-link", "directory", "fifo", "device-link", "empty", "cut", "insert", "replace-byte",
                 "drop-line", "repeat-line", "swap-lines", "change-word", "crlf", "blank-line", "rename", "nest")
 

@@ -1,7 +1,7 @@
 """Counter-based operand codes, the numpy twin of `numeric_stream.h`: every code is a pure
 function of (seed, combination, operand, tile, row, column), so the GPU checker's kernels draw
 their tiles on the device and the host redraws any tile exactly (tests/numerics/test_gpu_checker.py
-proves the two agree). The value families follow `generators.numeric_vectors` (uniform bit
+proves the two agree). The value families follow `tcgen05_conformance.generators.numeric_vectors` (uniform bit
 patterns, cancelling clusters, subnormals, near-overflow, NaN/Inf, c zero/tiny/dominant/special)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from conformance.core.formats import FloatFormat, get_format
+from tcgen05_conformance.core.formats import FloatFormat, get_format
 
 #: The C source of the generator (included by the checker's CUDA and host programs).
 C_SOURCE = Path(__file__).with_name("numeric_stream.h")

@@ -14,7 +14,7 @@ family          floating-point construction
 ==============  =======================================================================
 uniform_bits    every code equally likely (NaN, Inf, zeros, subnormals at their rates)
 random_finite   finite values within 2**+-4 and 5% zeros, c likewise (like the recorded
-                vectors; the distribution of ``oracles.numerics.sampling.random_bits``)
+                vectors; the distribution of ``tcgen05_conformance.oracles.numerics.sampling.random_bits``)
 alignment       half the rows: D = 2**T (or 2**T + ulp plus a tie), then a ladder of
                 powers of two from 2**(T-d), d = 20 .. 23, whose sum above a cut
                 alternates between negative and zero binade by binade, so each alignment
@@ -80,9 +80,9 @@ permutation per block of rows, at most 256 blocks), so every role meets every fu
 Everything is vectorised over whole batches, from bulk random words
 (``BitGenerator.random_raw``): about 1.2 million vectors per second for f16 K=16.
 
-Only number formats (``conformance.core.formats``) are needed to draw them; how often each
+Only number formats (``tcgen05_conformance.core.formats``) are needed to draw them; how often each
 family exposes a one-parameter change of a datapath is measured through the numeric model by
-``conformance.numerics.catch_rates`` (``tcgen05-conformance numerics catch-rates`` prints
+``tcgen05_conformance.numerics.catch_rates`` (``tcgen05-conformance numerics catch-rates`` prints
 the tables in docs/numerics.md).
 """
 
@@ -96,7 +96,7 @@ from functools import lru_cache
 import numpy as np
 from hypothesis import strategies as st
 
-from conformance.core.formats import FloatFormat, IntFormat, get_format, storage_dtype
+from tcgen05_conformance.core.formats import FloatFormat, IntFormat, get_format, storage_dtype
 
 FAMILIES: tuple[str, ...] = (
     "uniform_bits",
@@ -811,7 +811,7 @@ def draw_vectors(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``n`` inner-product vectors of one family: raw encodings a (n, k), b (n, k), c (n,).
 
-    The dtypes are those :func:`oracles.numerics.inner_product` takes (uint8 for the
+    The dtypes are those :func:`tcgen05_conformance.oracles.numerics.inner_product` takes (uint8 for the
     8/6/4-bit floats, uint16 f16/bf16, uint32 tf32 containers, int8/uint8 s8/u8; c uint32
     f32, uint16 f16, int32 s32).  ``in_fmt`` may be an (A, B) pair of fp8/fp6/fp4 formats
     or of s8/u8.  The same ``rng`` state gives the same vectors.

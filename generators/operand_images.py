@@ -4,7 +4,7 @@ an MMA reads, with legal sparsity metadata and duplicated scale factors.
 Values are *exact inputs* (DESIGN.md principle 3): small multiples of 1/4, so that the data
 movement under test, not rounding, decides the result; bytes no operand reads hold random bits.
 The placements come from the ISA's layout functions the oracle reads through
-(`conformance.core.layouts.smem`, `conformance.core.layouts.tmem`), so a generated program reads
+(`tcgen05_conformance.core.layouts.smem`, `tcgen05_conformance.core.layouts.tmem`), so a generated program reads
 exactly the data written for it.
 """
 
@@ -14,8 +14,8 @@ import functools
 
 import numpy as np
 
-from conformance.core.formats import values
-from conformance.core.isa import mma as isa
+from tcgen05_conformance.core.formats import values
+from tcgen05_conformance.core.isa import mma as isa
 
 SMALL_VALUES = np.arange(-16, 17) / 4  # -4 .. 4 in steps of 1/4
 ACC_VALUES = np.arange(-256, 257) / 4

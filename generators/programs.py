@@ -2,7 +2,7 @@
 
 A tcgen05 program lays its TMEM operands out side by side (D, then A, metadata and the scale
 factors, with random gaps) in the smallest allocation that holds them, and writes exact inputs at
-every element the MMA reads (`generators.operand_images`).
+every element the MMA reads (`tcgen05_conformance.generators.operand_images`).
 """
 
 from __future__ import annotations
@@ -15,19 +15,19 @@ import numpy as np
 from hypothesis import reject
 from hypothesis import strategies as st
 
-from conformance.core.encoding import sdesc as sdesc_codec
-from conformance.core.encoding import taddr as taddr_codec
-from conformance.core.encoding import zcmask as zcmask_codec
-from conformance.core.instructions import MmaSp, Tcgen05Ld, Tcgen05Mma, Tcgen05St, WgmmaMma
-from conformance.core.isa import data_movement as dm
-from conformance.core.isa import hopper as hopper_isa
-from conformance.core.isa import mma
-from conformance.core.isa.fragments import WGMMA_METADATA, mma_sp_fragments, selected_threads
-from conformance.core.isa.targets import target as target_named
-from conformance.core.layouts.ldst import fragment_cells
-from conformance.core.layouts.mma_shape import MmaShape, shape_of
-from conformance.core.layouts.smem import element_bit_addresses, storage_for
-from conformance.core.layouts.tmem import (
+from tcgen05_conformance.core.encoding import sdesc as sdesc_codec
+from tcgen05_conformance.core.encoding import taddr as taddr_codec
+from tcgen05_conformance.core.encoding import zcmask as zcmask_codec
+from tcgen05_conformance.core.instructions import MmaSp, Tcgen05Ld, Tcgen05Mma, Tcgen05St, WgmmaMma
+from tcgen05_conformance.core.isa import data_movement as dm
+from tcgen05_conformance.core.isa import hopper as hopper_isa
+from tcgen05_conformance.core.isa import mma
+from tcgen05_conformance.core.isa.fragments import WGMMA_METADATA, mma_sp_fragments, selected_threads
+from tcgen05_conformance.core.isa.targets import target as target_named
+from tcgen05_conformance.core.layouts.ldst import fragment_cells
+from tcgen05_conformance.core.layouts.mma_shape import MmaShape, shape_of
+from tcgen05_conformance.core.layouts.smem import element_bit_addresses, storage_for
+from tcgen05_conformance.core.layouts.tmem import (
     a_element_offsets,
     a_tmem_container_bits,
     meta_positions,
@@ -36,13 +36,13 @@ from conformance.core.layouts.tmem import (
     scale_factor_positions,
     split_lanes,
 )
-from conformance.core.legality import check, undefined_behaviour
-from conformance.core.memo import frozen, memo
-from conformance.core.program import SMEM_BYTES, MatrixImage, Program, SmemSegment, TmemRegion
-from generators import instructions as legal
-from generators import numeric_vectors
-from generators.descriptors import smem_descriptors
-from generators.operand_images import SCALE_CODES, exact_codes, write_bits, write_word_fields
+from tcgen05_conformance.core.legality import check, undefined_behaviour
+from tcgen05_conformance.core.memo import frozen, memo
+from tcgen05_conformance.core.program import SMEM_BYTES, MatrixImage, Program, SmemSegment, TmemRegion
+from tcgen05_conformance.generators import instructions as legal
+from tcgen05_conformance.generators import numeric_vectors
+from tcgen05_conformance.generators.descriptors import smem_descriptors
+from tcgen05_conformance.generators.operand_images import SCALE_CODES, exact_codes, write_bits, write_word_fields
 
 
 def _round16(n: int) -> int:
@@ -51,7 +51,7 @@ def _round16(n: int) -> int:
 
 @dataclasses.dataclass(frozen=True)
 class Palette:
-    """The codes a program aimed at value coverpoints (`conformance.core.coverpoints`) writes instead
+    """The codes a program aimed at value coverpoints (`tcgen05_conformance.core.coverpoints`) writes instead
     of exact inputs: each operand given here cycles through a shuffle of its codes, so an operand
     with at least as many elements holds every one; `d_at_edge` places D against the end of the
     allocation."""
@@ -171,7 +171,7 @@ def _scale_factors(tmem: np.ndarray, rng: np.random.Generator, op: Tcgen05Mma, s
 def tcgen05_programs(draw, target: str, shape_class: mma.ShapeClass | None = None,
                      mma_op: Tcgen05Mma | None = None, palette: Palette = Palette()) -> Program:
     """A tcgen05 program: one legal MMA of a Table 39 class (drawn, or `mma_op` as drawn by
-    `generators.instructions.tcgen05_mma(target, shape_class, reach="compact")`) with the data it
+    `tcgen05_conformance.generators.instructions.tcgen05_mma(target, shape_class, reach="compact")`) with the data it
     reads: exact inputs, or the `palette`'s codes."""
     c = shape_class or draw(st.sampled_from(legal.shape_classes_for_target(target)))
     op = mma_op or draw(legal.tcgen05_mma(target, c, reach="compact"))
@@ -210,7 +210,7 @@ def _discriminating_operands(rng: np.random.Generator, op: WgmmaMma | MmaSp, k: 
     """`count` sets of A (m x K), B (n x K) and C (m x n) codes from the discriminating vector
     families, drawn in one call of `mix`: in each set, row i of A, row i of B and C[i, :] come
     from one vector, so D[i, i] is a designed inner product and the other elements cross vectors
-    (`generators.numeric_vectors.mix`)."""
+    (`tcgen05_conformance.generators.numeric_vectors.mix`)."""
     pair = op.atype if op.atype == op.btype else (op.atype, op.btype)
     rows = max(m, n)
     a, b, c, _ = numeric_vectors.mix(pair, op.dtype, k, rows * count, rng)
@@ -309,7 +309,7 @@ def hopper_instructions(target: str = "sm_90a", forms: str = "any") -> st.Search
 def hopper_programs(draw, target: str = "sm_90a", inputs: str = "exact", forms: str = "any") -> Program:
     """A wgmma (operands in shared memory with its image, the register operands as matrices) or an
     mma.sp program (every operand a matrix). `inputs`: "exact" (small exactly summable values,
-    profile exact) or "discriminating" (`generators.numeric_vectors` families, NaN/Inf/subnormals
+    profile exact) or "discriminating" (`tcgen05_conformance.generators.numeric_vectors` families, NaN/Inf/subnormals
     included, profile sm_90a). `forms`: "any", or "modelled" (what the oracle computes: wgmma,
     dense with A in shared memory or registers, or sparse with A in shared memory; mma.sp but for
     4-bit integers)."""

@@ -1,11 +1,11 @@
 """Stream data sets of a Hopper instruction: programs whose every operand byte is drawn from the
-counter-based operand stream (`generators.stream_operands`), so that a GPU can draw a data set's
+counter-based operand stream (`tcgen05_conformance.generators.stream_operands`), so that a GPU can draw a data set's
 shared-memory image, registers and metadata itself and the host can rebuild the same program
 exactly (to replay a failure, to cross-check a sample).
 
 A data set is named by its tile (a 64-bit counter, unique within a run). Its shared-memory image
 holds A (unless A is read from registers) and B where the instruction's descriptors place them
-(`conformance.core.layouts.smem`), B written after A so that B wins where the two overlap, as a
+(`tcgen05_conformance.core.layouts.smem`), B written after A so that B wins where the two overlap, as a
 later element wins over an earlier one of the same operand; every other byte up to the image's
 end is filler from the stream. The register operands (A in registers, mma.sp's A and B, C) are
 the stream's codes as matrices, and a sparse instruction's metadata words hold stream-drawn
@@ -19,16 +19,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from conformance.core.encoding import sdesc as sdesc_codec
-from conformance.core.instructions import MmaSp, WgmmaMma
-from conformance.core.isa import hopper as hopper_isa
-from conformance.core.isa import mma
-from conformance.core.isa.fragments import WGMMA_METADATA, Fragment, mma_sp_fragments, selected_threads
-from conformance.core.layouts.smem import element_bit_addresses, storage_for
-from conformance.core.memo import frozen, memo
-from conformance.core.program import MatrixImage, Program, SmemSegment
-from generators import stream_operands as so
-from generators.programs import metadata_packing
+from tcgen05_conformance.core.encoding import sdesc as sdesc_codec
+from tcgen05_conformance.core.instructions import MmaSp, WgmmaMma
+from tcgen05_conformance.core.isa import hopper as hopper_isa
+from tcgen05_conformance.core.isa import mma
+from tcgen05_conformance.core.isa.fragments import WGMMA_METADATA, Fragment, mma_sp_fragments, selected_threads
+from tcgen05_conformance.core.layouts.smem import element_bit_addresses, storage_for
+from tcgen05_conformance.core.memo import frozen, memo
+from tcgen05_conformance.core.program import MatrixImage, Program, SmemSegment
+from tcgen05_conformance.generators import stream_operands as so
+from tcgen05_conformance.generators.programs import metadata_packing
 
 MMA_SP_ROWS, MMA_SP_COLS = 16, 8  # mma.sp.m16n8kK: A is 16 x K (stored K / 2), B 8 x K, C 16 x 8 (PTX ISA 9.7.14.6)
 

@@ -1,5 +1,5 @@
 """Stream data sets, the numpy twin of the checker kernels' `stream_*` kernels
-(`device.check_kernels`): a program's operand codes, the bytes no operand reads (filler), its
+(`tcgen05_conformance.device.check_kernels`): a program's operand codes, the bytes no operand reads (filler), its
 structured-sparse metadata and the columns that metadata selects are all pure functions of
 (seed, tile, row, column), drawn on the GPU from the counter-based operand stream
 (`numeric_stream.h`). The host redraws any program with these functions, bit for bit, to replay a
@@ -7,7 +7,7 @@ failure or cross-check a sample without copying the data back.
 
 Two kinds of inputs: "discriminating" draws `ns_code`'s value families (combination 0);
 "exact" draws every code from a format's table of small multiples of 1/4
-(`generators.operand_images.exact_codes`, combination 1), hashing (tile, row, column) to an index.
+(`tcgen05_conformance.generators.operand_images.exact_codes`, combination 1), hashing (tile, row, column) to an index.
 A word table says, for each byte of a program's register or shared-memory words, which element's
 byte goes there (`entry`), a zero byte (`ZERO`) or a filler byte (`OP_FILLER`)."""
 
@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from conformance.core.memo import frozen
-from generators import numeric_stream as ns
-from generators.operand_images import exact_codes
+from tcgen05_conformance.core.memo import frozen
+from tcgen05_conformance.generators import numeric_stream as ns
+from tcgen05_conformance.generators.operand_images import exact_codes
 
 OP_A, OP_B, OP_C, OP_FILLER = 0, 1, 2, 3
 OP_METADATA, OP_UNSELECTED = 4, 5  # streams of the metadata nibbles and of unselected threads' words

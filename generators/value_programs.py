@@ -1,4 +1,4 @@
-"""Programs aimed at the value coverpoints (`conformance.core.coverpoints`) that given programs miss.
+"""Programs aimed at the value coverpoints (`tcgen05_conformance.core.coverpoints`) that given programs miss.
 
 Each aim draws programs, reproducibly from the seed, until its coverpoints are hit or its attempts
 run out; a program is kept only when it hits a coverpoint still missing:
@@ -24,21 +24,21 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 from hypothesis import strategies as st
 
-from conformance.core import coverpoints as cov
-from conformance.core.encoding import sdesc as sdesc_codec
-from conformance.core.encoding import zcmask as zcmask_codec
-from conformance.core.formats import FloatFormat, encode_finite, get_format, inf_bits
-from conformance.core.instructions import Tcgen05Mma
-from conformance.core.isa import data_movement as dm
-from conformance.core.isa import mma
-from conformance.core.isa.targets import TCGEN05_TARGETS
-from conformance.core.isa.targets import target as target_named
-from conformance.core.legality import check
-from conformance.core.program import Program
-from generators.instructions import shape_classes_for_target, tcgen05_mma
-from generators.operand_images import exact_codes
-from generators.programs import TMEM_PLACES, Palette, data_movement_programs, hopper_programs, tcgen05_programs
-from generators.sampling import draw_examples
+from tcgen05_conformance.core import coverpoints as cov
+from tcgen05_conformance.core.encoding import sdesc as sdesc_codec
+from tcgen05_conformance.core.encoding import zcmask as zcmask_codec
+from tcgen05_conformance.core.formats import FloatFormat, encode_finite, get_format, inf_bits
+from tcgen05_conformance.core.instructions import Tcgen05Mma
+from tcgen05_conformance.core.isa import data_movement as dm
+from tcgen05_conformance.core.isa import mma
+from tcgen05_conformance.core.isa.targets import TCGEN05_TARGETS
+from tcgen05_conformance.core.isa.targets import target as target_named
+from tcgen05_conformance.core.legality import check
+from tcgen05_conformance.core.program import Program
+from tcgen05_conformance.generators.instructions import shape_classes_for_target, tcgen05_mma
+from tcgen05_conformance.generators.operand_images import exact_codes
+from tcgen05_conformance.generators.programs import TMEM_PLACES, Palette, data_movement_programs, hopper_programs, tcgen05_programs
+from tcgen05_conformance.generators.sampling import draw_examples
 
 ATTEMPTS = 12  # programs an aim draws without hitting anything new before it gives up (6 left ld.red.f32.max.all NaN
 # missed by generate_programs(200, 0) once its random programs were drawn distinct)

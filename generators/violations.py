@@ -10,11 +10,11 @@ from typing import Callable
 from hypothesis import assume
 from hypothesis import strategies as st
 
-from conformance.core.encoding import idesc as idesc_codec
-from conformance.core.encoding import sdesc as sdesc_codec
-from conformance.core.encoding import taddr as taddr_codec
-from conformance.core.encoding import zcmask as zcmask_codec
-from conformance.core.instructions import (
+from tcgen05_conformance.core.encoding import idesc as idesc_codec
+from tcgen05_conformance.core.encoding import sdesc as sdesc_codec
+from tcgen05_conformance.core.encoding import taddr as taddr_codec
+from tcgen05_conformance.core.encoding import zcmask as zcmask_codec
+from tcgen05_conformance.core.instructions import (
     MmaSp,
     Tcgen05Alloc,
     Tcgen05Commit,
@@ -24,13 +24,13 @@ from conformance.core.instructions import (
     Tcgen05Mma,
     Tcgen05Shift,
 )
-from conformance.core.isa import data_movement as dm
-from conformance.core.isa import hopper, mma
-from conformance.core.isa.swizzle import INVALID_TCGEN05_SWIZZLE_CODES
-from conformance.core.isa.targets import TARGETS
-from conformance.core.isa.targets import target as target_named
-from conformance.core.legality import check
-from generators import instructions as legal
+from tcgen05_conformance.core.isa import data_movement as dm
+from tcgen05_conformance.core.isa import hopper, mma
+from tcgen05_conformance.core.isa.swizzle import INVALID_TCGEN05_SWIZZLE_CODES
+from tcgen05_conformance.core.isa.targets import TARGETS
+from tcgen05_conformance.core.isa.targets import target as target_named
+from tcgen05_conformance.core.legality import check
+from tcgen05_conformance.generators import instructions as legal
 
 
 def _idesc(i: Tcgen05Mma, **changes) -> Tcgen05Mma:

@@ -16,14 +16,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from conformance.core.encoding import sdesc as sdesc_codec
-from conformance.core.encoding import taddr as taddr_codec
-from conformance.core.formats import get_format
-from conformance.core.instructions import Tcgen05Cp, Tcgen05Ld, Tcgen05Shift, Tcgen05St
-from conformance.core.isa import data_movement as dm
-from conformance.core.layouts.ldst import FRAGMENTS, HALF_MASK, WARP_THREADS, fragment_cells  # noqa: F401 (FRAGMENTS: the mutants' table)
-from conformance.core.layouts.smem import ElementStorage, element_bit_addresses
-from oracles.state import OracleState, UndefinedBehaviour
+from tcgen05_conformance.core.encoding import sdesc as sdesc_codec
+from tcgen05_conformance.core.encoding import taddr as taddr_codec
+from tcgen05_conformance.core.formats import get_format
+from tcgen05_conformance.core.instructions import Tcgen05Cp, Tcgen05Ld, Tcgen05Shift, Tcgen05St
+from tcgen05_conformance.core.isa import data_movement as dm
+from tcgen05_conformance.core.layouts.ldst import FRAGMENTS, HALF_MASK, WARP_THREADS, fragment_cells  # noqa: F401 (FRAGMENTS: the mutants' table)
+from tcgen05_conformance.core.layouts.smem import ElementStorage, element_bit_addresses
+from tcgen05_conformance.oracles.state import OracleState, UndefinedBehaviour
 
 def _warp_cells(state: OracleState, shape: str, num: int, packed: bool, taddr: int, split_offset: int | None,
                 what: str) -> tuple[np.ndarray, np.ndarray]:

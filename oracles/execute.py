@@ -17,7 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
-from conformance.core.instructions import (
+from tcgen05_conformance.core.instructions import (
     Instruction,
     MmaSp,
     Tcgen05Alloc,
@@ -33,11 +33,11 @@ from conformance.core.instructions import (
     Tcgen05Wait,
     WgmmaMma,
 )
-from conformance.core.program import Program
-from conformance.core.state import MachineState
-from oracles import data_movement, hopper, mma, numerics
-from oracles.numerics.matmul import MatrixProduct
-from oracles.state import NotModelled, OracleState, UndefinedBehaviour, initial_state
+from tcgen05_conformance.core.program import Program
+from tcgen05_conformance.core.state import MachineState
+from tcgen05_conformance.oracles import data_movement, hopper, mma, numerics
+from tcgen05_conformance.oracles.numerics.matmul import MatrixProduct
+from tcgen05_conformance.oracles.state import NotModelled, OracleState, UndefinedBehaviour, initial_state
 
 #: Instruction types that leave the state the kernels read back as it is.
 NO_STATE_CHANGE = (Tcgen05Alloc, Tcgen05Dealloc, Tcgen05RelinquishAllocPermit, Tcgen05Fence, Tcgen05Wait, Tcgen05Commit)

@@ -8,25 +8,25 @@ the scale-d predicate false, D = A x B and C is not read. A in registers comes f
 thread's metadata word from the matrix "e" (128 x 1); sparse A in registers is not modelled yet.
 
 `wgmma` and `mma_sp` gather the operands and return the inner products as a `MatrixProduct`;
-`oracles.execute` evaluates those of many programs together (`numerics.evaluate`).
+`tcgen05_conformance.oracles.execute` evaluates those of many programs together (`numerics.evaluate`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from conformance.core.encoding import sdesc as sdesc_codec
-from conformance.core.instructions import MmaSp, WgmmaMma
-from conformance.core.isa import hopper as isa
-from conformance.core.isa import mma as tcgen05_isa
-from conformance.core.isa.fragments import WGMMA_METADATA, Fragment, mma_sp_fragments, selected_threads
-from conformance.core.layouts.smem import storage_for
-from conformance.core.legality import check
-from conformance.core.memo import frozen, memo
-from oracles.numerics.matmul import MatrixProduct
-from oracles.numerics.profiles import for_instruction
-from conformance.core.layouts.operands import gather
-from oracles.state import NotModelled, OracleState, UndefinedBehaviour
+from tcgen05_conformance.core.encoding import sdesc as sdesc_codec
+from tcgen05_conformance.core.instructions import MmaSp, WgmmaMma
+from tcgen05_conformance.core.isa import hopper as isa
+from tcgen05_conformance.core.isa import mma as tcgen05_isa
+from tcgen05_conformance.core.isa.fragments import WGMMA_METADATA, Fragment, mma_sp_fragments, selected_threads
+from tcgen05_conformance.core.layouts.smem import storage_for
+from tcgen05_conformance.core.legality import check
+from tcgen05_conformance.core.memo import frozen, memo
+from tcgen05_conformance.oracles.numerics.matmul import MatrixProduct
+from tcgen05_conformance.oracles.numerics.profiles import for_instruction
+from tcgen05_conformance.core.layouts.operands import gather
+from tcgen05_conformance.oracles.state import NotModelled, OracleState, UndefinedBehaviour
 
 THREADS = 128  # one warpgroup
 # The rules that make an MMA's operands and arithmetic what they are: one broken leaves nothing to

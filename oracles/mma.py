@@ -4,22 +4,22 @@ Each CTA of the instruction's CTA group computes M / cta_group rows of D in its 
 Memory, reading its rows of A from its own shared memory (or TMEM) and its N / cta_group columns
 of B from its own shared memory; B is the concatenation of the CTAs' columns
 (assumption A-CTA-PAIR-SPLIT, CUTLASS `SM100_MMA_*_2x1SM_*` partitioning). All arithmetic goes
-through `oracles.numerics.inner_product` with the program's numeric profile.
+through `tcgen05_conformance.oracles.numerics.inner_product` with the program's numeric profile.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from conformance.core.encoding import taddr as taddr_codec
-from conformance.core.encoding import zcmask as zcmask_codec
-from conformance.core.instructions import Tcgen05Mma
-from conformance.core.isa import mma as isa
-from conformance.core.layouts.mma_shape import MmaShape, shape_of
-from conformance.core.layouts.operands import block_scales, checked_tmem, operand_a, operand_b
-from conformance.core.layouts.tmem import META_CHUNK_ELEMENTS, d_positions, meta_positions, read_fields
-from oracles import numerics
-from oracles.state import OracleState, UndefinedBehaviour
+from tcgen05_conformance.core.encoding import taddr as taddr_codec
+from tcgen05_conformance.core.encoding import zcmask as zcmask_codec
+from tcgen05_conformance.core.instructions import Tcgen05Mma
+from tcgen05_conformance.core.isa import mma as isa
+from tcgen05_conformance.core.layouts.mma_shape import MmaShape, shape_of
+from tcgen05_conformance.core.layouts.operands import block_scales, checked_tmem, operand_a, operand_b
+from tcgen05_conformance.core.layouts.tmem import META_CHUNK_ELEMENTS, d_positions, meta_positions, read_fields
+from tcgen05_conformance.oracles import numerics
+from tcgen05_conformance.oracles.state import OracleState, UndefinedBehaviour
 
 # 9.7.16.10.4.1: sub-word D elements are not packed; a 16-bit D sits in the low half of its word.
 # The high half after an f16 MMA is written as 0 (assumption A-D16-HIGH-HALF).

@@ -1,4 +1,4 @@
-"""The working state the oracle evolves: the program's memories (`conformance.core.images`: shared
+"""The working state the oracle evolves: the program's memories (`tcgen05_conformance.core.images`: shared
 memory, uninitialised outside the program's segments, and the TMEM image), plus the registers each
 `tcgen05.ld` returns and the register operands of a Hopper MMA.
 """
@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from conformance.core.images import Images, initial_images
-from conformance.core.program import Program
-from conformance.core.state import NotModelled, UndefinedBehaviour  # noqa: F401 (raised by the oracle's modules)
+from tcgen05_conformance.core.images import Images, initial_images
+from tcgen05_conformance.core.program import Program
+from tcgen05_conformance.core.state import NotModelled, UndefinedBehaviour  # noqa: F401 (raised by the oracle's modules)
 
 
 @dataclass

@@ -1,6 +1,6 @@
-"""Write every probe program as probes/<name>.json: `python -m probes.build`.
+"""Write every probe program as probes/<name>.json: `python -m tcgen05_conformance.probes.build`.
 
-The files are `conformance.core.program.dumps` of each labelled program plus a newline, so the same
+The files are `tcgen05_conformance.core.program.dumps` of each labelled program plus a newline, so the same
 code writes the same bytes; JSON files of this folder that no probe names any more are removed.
 """
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from conformance.core.program import dumps
-from probes.data_movement import data_movement_probes
-from probes.mma import mma_probes
-from probes.probe import Probe
+from tcgen05_conformance.core.program import dumps
+from tcgen05_conformance.probes.data_movement import data_movement_probes
+from tcgen05_conformance.probes.mma import mma_probes
+from tcgen05_conformance.probes.probe import Probe
 
 FOLDER = Path(__file__).parent
 

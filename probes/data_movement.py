@@ -1,7 +1,7 @@
 """Probes of the tcgen05 data-movement instructions: shift, st / ld (with .red) and cp.
 
 TMEM images tag their cells where the probe reads positions: (lane << 16) | column. The tcgen05
-kernel generator (`device.ptx.kernels`) issues mma, cp and shift only, so the st / ld probes run
+kernel generator (`tcgen05_conformance.device.ptx.kernels`) issues mma, cp and shift only, so the st / ld probes run
 on the oracle and await a kernel that issues tcgen05.ld / st from a program.
 """
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from conformance.core.encoding import sdesc as sdesc_codec
-from conformance.core.instructions import Tcgen05Cp, Tcgen05Ld, Tcgen05Shift, Tcgen05St, Tcgen05Wait
-from probes.images import Images, codes, kmajor
-from probes.probe import Probe
+from tcgen05_conformance.core.encoding import sdesc as sdesc_codec
+from tcgen05_conformance.core.instructions import Tcgen05Cp, Tcgen05Ld, Tcgen05Shift, Tcgen05St, Tcgen05Wait
+from tcgen05_conformance.probes.images import Images, codes, kmajor
+from tcgen05_conformance.probes.probe import Probe
 
 SHIFT_COLUMNS = 8  # tcgen05.shift moves 256 bits of each lane
 CP_ROWS, CP_ROW_BYTES = 128, 16  # .128x128b
@@ -76,7 +76,7 @@ def st_split_overlap() -> Probe:
         "What does a .16x32bx2 st whose halves overlap (split offset < columns per half) leave?",
         "undefined: threads t and t + 16 both write column 3 of lane t, so the oracle refuses the program.",
         "column 3 holds thread t's register 3 (first half wins), thread t + 16's register 0 (second half wins), "
-        "or a mix (the registers differ, oracles.data_movement.st_registers).",
+        "or a mix (the registers differ, tcgen05_conformance.oracles.data_movement.st_registers).",
         refusal="tcgen05.st.16x32bx2.x4: the two halves overlap (immHalfSplitoff 3), so two threads write the same TMEM cell",
     )
 

@@ -1,7 +1,7 @@
 """The data of a probe: shared-memory and TMEM images holding chosen values where the ISA's
-layout functions (`conformance.core.layouts.smem`, `conformance.core.layouts.tmem`) place them,
+layout functions (`tcgen05_conformance.core.layouts.smem`, `tcgen05_conformance.core.layouts.tmem`) place them,
 the ones the oracle reads through, written with the program generator's writers
-(`generators.operand_images`). Unlike generated programs, probes pick their values (ones,
+(`tcgen05_conformance.generators.operand_images`). Unlike generated programs, probes pick their values (ones,
 distinct rows, one-hot columns ...) so that the interpretations give different results, and
 bytes no operand reads hold a chosen fill, not random bits.
 """
@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from conformance.core.encoding import sdesc as sdesc_codec
-from conformance.core.formats import VALUE_DTYPES, values
-from conformance.core.isa import data_movement as dm
-from conformance.core.isa import mma as isa
-from conformance.core.layouts.smem import SWIZZLE_ROW_BYTES, element_bit_addresses, storage_for
-from conformance.core.layouts.tmem import scale_factor_positions
-from conformance.core.program import Program, SmemSegment, TmemRegion
-from generators.operand_images import write_bits, write_word_fields
+from tcgen05_conformance.core.encoding import sdesc as sdesc_codec
+from tcgen05_conformance.core.formats import VALUE_DTYPES, values
+from tcgen05_conformance.core.isa import data_movement as dm
+from tcgen05_conformance.core.isa import mma as isa
+from tcgen05_conformance.core.layouts.smem import SWIZZLE_ROW_BYTES, element_bit_addresses, storage_for
+from tcgen05_conformance.core.layouts.tmem import scale_factor_positions
+from tcgen05_conformance.core.program import Program, SmemSegment, TmemRegion
+from tcgen05_conformance.generators.operand_images import write_bits, write_word_fields
 
 CORE_ROWS = 8  # rows of a core matrix (9.7.16.3.3)
 CHUNK = 16  # bytes of a core-matrix row

@@ -13,16 +13,16 @@ import dataclasses
 
 import numpy as np
 
-from conformance.core.encoding import idesc as idesc_codec
-from conformance.core.encoding import sdesc as sdesc_codec
-from conformance.core.encoding import taddr as taddr_codec
-from conformance.core.encoding import zcmask as zcmask_codec
-from conformance.core.instructions import MmaSp, Tcgen05Mma, WgmmaMma
-from conformance.core.isa import mma as isa
-from conformance.core.layouts.tmem import a_element_offsets, scale_factor_groups
-from conformance.core.program import MatrixImage, Program
-from probes.images import Images, codes, kmajor
-from probes.probe import Probe
+from tcgen05_conformance.core.encoding import idesc as idesc_codec
+from tcgen05_conformance.core.encoding import sdesc as sdesc_codec
+from tcgen05_conformance.core.encoding import taddr as taddr_codec
+from tcgen05_conformance.core.encoding import zcmask as zcmask_codec
+from tcgen05_conformance.core.instructions import MmaSp, Tcgen05Mma, WgmmaMma
+from tcgen05_conformance.core.isa import mma as isa
+from tcgen05_conformance.core.layouts.tmem import a_element_offsets, scale_factor_groups
+from tcgen05_conformance.core.program import MatrixImage, Program
+from tcgen05_conformance.probes.images import Images, codes, kmajor
+from tcgen05_conformance.probes.probe import Probe
 
 UE8M0_ONE = 127  # ue8m0 code of 2^0; code 127 + e is 2^e
 E2M1_POSITIVE = np.array([1.0, 1.5, 2.0, 3.0, 4.0, 6.0])

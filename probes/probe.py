@@ -1,6 +1,6 @@
 """One probe: a program, the assumption it settles, and what each interpretation predicts.
 
-`Program.meta` is not part of a program's JSON (`conformance.core.program.to_json`), so the record
+`Program.meta` is not part of a program's JSON (`tcgen05_conformance.core.program.to_json`), so the record
 travels in the program's `label`, which the JSON keeps and the case id ignores.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from conformance.core.program import Program
+from tcgen05_conformance.core.program import Program
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ An alternative predicts one of:
   one state).
 
 Nothing here runs the oracle (`probes/` sits beside `oracles/`, not above it): the probe command
-computes the predictions (`conformance.assumptions.probe`).
+computes the predictions (`tcgen05_conformance.assumptions.probe`).
 """
 
 from __future__ import annotations
@@ -26,16 +26,16 @@ from typing import Callable
 
 import numpy as np
 
-from conformance.core.encoding import idesc as idesc_codec
-from conformance.core.encoding import sdesc as sdesc_codec
-from conformance.core.encoding import taddr as taddr_codec
-from conformance.core.encoding import zcmask as zcmask_codec
-from conformance.core.instructions import MmaSp, Tcgen05Cp, Tcgen05Mma, WgmmaMma
-from conformance.core.layouts.mma_shape import shape_of
-from conformance.core.layouts.tmem import d_positions
-from conformance.core.program import Program
-from conformance.core.state import MachineState, initial_tmem, state_shape
-from probes.mma import E2M1_POSITIVE, E2M1_VALUES, META_2_4, chunk_value
+from tcgen05_conformance.core.encoding import idesc as idesc_codec
+from tcgen05_conformance.core.encoding import sdesc as sdesc_codec
+from tcgen05_conformance.core.encoding import taddr as taddr_codec
+from tcgen05_conformance.core.encoding import zcmask as zcmask_codec
+from tcgen05_conformance.core.instructions import MmaSp, Tcgen05Cp, Tcgen05Mma, WgmmaMma
+from tcgen05_conformance.core.layouts.mma_shape import shape_of
+from tcgen05_conformance.core.layouts.tmem import d_positions
+from tcgen05_conformance.core.program import Program
+from tcgen05_conformance.core.state import MachineState, initial_tmem, state_shape
+from tcgen05_conformance.probes.mma import E2M1_POSITIVE, E2M1_VALUES, META_2_4, chunk_value
 
 STATE, UNDEFINED, FAULT, REFUSED, OTHER = "state", "undefined", "fault", "refused by ptxas", "any other state"
 
@@ -175,7 +175,7 @@ def _zcmask_fields(op: Tcgen05Mma) -> Tcgen05Mma:
 def _f4_container_low_bits(p: Program) -> Program:
     """A's 4-bit codes moved from bits 0-3 to bits 2-5 of their byte (where the adopted reading reads
     them): the adopted reading of the result is the bits-0-3 reading of the probe."""
-    a_columns = slice(32, 40)  # A [128, 32] e2m1 in 8-bit containers from column 32 (probes.mma.f4f6_tmem_container)
+    a_columns = slice(32, 40)  # A [128, 32] e2m1 in 8-bit containers from column 32 (tcgen05_conformance.probes.mma.f4f6_tmem_container)
 
     def move(words: np.ndarray) -> None:
         block = words[:, a_columns].copy().view(np.uint8)
@@ -194,7 +194,7 @@ def _unpadded_f4(p: Program, adopted: MachineState | None) -> MachineState:
 
 def _metadata_from_row_lane(p: Program, adopted: MachineState | None) -> MachineState:
     """Half data path, metadata of row r read from lane r (not from its D lane): D row r column q =
-    the chunk value of META[(r + q) mod 7] (probes.mma.spmeta_half)."""
+    the chunk value of META[(r + q) mod 7] (tcgen05_conformance.probes.mma.spmeta_half)."""
     values = np.array([chunk_value(v) for v in META_2_4])
     return set_d(lambda rows, cols, cta: values[(rows + cols) % len(META_2_4)])(p, adopted)
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Sequence
 
-from conformance.core.encoding import zcmask as zcmask_codec
-from conformance.core.instructions import Tcgen05Mma
-from conformance.core.legality import check
-from conformance.core.program import Program
-from conformance.harness.backends.base import Observation, observe_each
-from conformance.harness.backends.oracle import OracleBackend
+from tcgen05_conformance.core.encoding import zcmask as zcmask_codec
+from tcgen05_conformance.core.instructions import Tcgen05Mma
+from tcgen05_conformance.core.legality import check
+from tcgen05_conformance.core.program import Program
+from tcgen05_conformance.harness.backends.base import Observation, observe_each
+from tcgen05_conformance.harness.backends.oracle import OracleBackend
 
 NEGATIVE_ZERO = 0x80000000
 

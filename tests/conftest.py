@@ -3,14 +3,14 @@ for tests that need the in-process assembler (cuda-python's nvJitLink)."""
 
 import pytest
 
-from generators.settings import load_profile
+from tcgen05_conformance.generators.settings import load_profile
 
 load_profile()
 
 
 def _assembler_available() -> bool:
     try:
-        from device.assembler import assembler_version
+        from tcgen05_conformance.device.assembler import assembler_version
 
         assembler_version()
         return True

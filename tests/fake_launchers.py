@@ -1,4 +1,4 @@
-"""Stand-ins for a campaign's GPU worker launcher (`conformance.campaign.run`), named to the
+"""Stand-ins for a campaign's GPU worker launcher (`tcgen05_conformance.campaign.run`), named to the
 campaign as `tests.fake_launchers:<factory>` and made in the worker processes it spawns.
 
 Each returns the words a GPU computing exactly the expected D would store (the host-only
@@ -17,8 +17,8 @@ import os
 import pickle
 import time
 
-from conformance.campaign.run import HostOnlyLauncher
-from conformance.campaign.stream import StreamGroup, count_idle
+from tcgen05_conformance.campaign.run import HostOnlyLauncher
+from tcgen05_conformance.campaign.stream import StreamGroup, count_idle
 
 MARKERS = "FAKE_LAUNCHER_MARKERS"
 CUDA_FAULT = "CUDA driver error CUDA_ERROR_ILLEGAL_INSTRUCTION"

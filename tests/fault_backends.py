@@ -18,10 +18,10 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from conformance.core.instructions import Tcgen05Fence, Tcgen05Mma
-from conformance.core.program import Program, SmemSegment
-from conformance.core.state import MachineState, initial_tmem, state_shape
-from conformance.harness.backends.base import Observation, observe_each
+from tcgen05_conformance.core.instructions import Tcgen05Fence, Tcgen05Mma
+from tcgen05_conformance.core.program import Program, SmemSegment
+from tcgen05_conformance.core.state import MachineState, initial_tmem, state_shape
+from tcgen05_conformance.harness.backends.base import Observation, observe_each
 
 PERTURBED_BIT = 22  # f32: the mantissa's top bit; s32: 2^22
 PLANTED_WORD = (0, 5, 17)  # (cta, lane, column) of the TMEM word a `fail` case flips
@@ -144,8 +144,8 @@ class Perturbed:
 
     def observe_one(self, p: Program) -> Observation:
         # Imported here so the supervisor tests' children, which load this module, start without the oracle.
-        from conformance.core.encoding import taddr
-        from oracles.execute import run as oracle_run
+        from tcgen05_conformance.core.encoding import taddr
+        from tcgen05_conformance.oracles.execute import run as oracle_run
 
         state = oracle_run(p, self.profile)
         mmas = [op for op in p.ops if isinstance(op, Tcgen05Mma) and op.kind in self.kinds]

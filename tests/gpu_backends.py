@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 
-from conformance.core.program import Program
-from conformance.harness.backends.base import Observation
+from tcgen05_conformance.core.program import Program
+from tcgen05_conformance.harness.backends.base import Observation
 from tests.fault_backends import Perturbed, Planted
 
 NO_DEVICE = "-"  # logged when CUDA_VISIBLE_DEVICES is not set

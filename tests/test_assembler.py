@@ -2,17 +2,17 @@
 
 import pytest
 
-from conformance.core.isa import mma
-from conformance.core.isa.targets import TCGEN05_TARGETS
-from conformance.core.legality.rules import ASSEMBLER, RULES
-from conformance.core.program import Program
-from conformance.harness.against_assembler import assemble_instructions, run_legality
-from device.assembler import assemble, rule_for_diagnostic
-from device.ptx.kernels import UnsupportedProgram, kernel
-from generators.instructions import shape_classes_for_target
-from generators.programs import hopper_programs, tcgen05_programs
-from generators.sampling import draw_examples
-from generators.violations import breakable_rules, illegal_instructions
+from tcgen05_conformance.core.isa import mma
+from tcgen05_conformance.core.isa.targets import TCGEN05_TARGETS
+from tcgen05_conformance.core.legality.rules import ASSEMBLER, RULES
+from tcgen05_conformance.core.program import Program
+from tcgen05_conformance.harness.against_assembler import assemble_instructions, run_legality
+from tcgen05_conformance.device.assembler import assemble, rule_for_diagnostic
+from tcgen05_conformance.device.ptx.kernels import UnsupportedProgram, kernel
+from tcgen05_conformance.generators.instructions import shape_classes_for_target
+from tcgen05_conformance.generators.programs import hopper_programs, tcgen05_programs
+from tcgen05_conformance.generators.sampling import draw_examples
+from tcgen05_conformance.generators.violations import breakable_rules, illegal_instructions
 from tests.conftest import needs_assembler
 
 pytestmark = needs_assembler

@@ -16,14 +16,14 @@ import json
 import numpy as np
 import pytest
 
-from conformance.cli import main
-from conformance.cli.common import EXIT_NOTHING_RAN
-from conformance.core.instructions import MmaSp, Tcgen05Ld
-from conformance.core.isa import mma
-from conformance.core.isa.targets import PTX_VERSION
-from conformance.core.program import Program, SmemSegment, TmemRegion
-from conformance.harness.backends.base import Observation
-from conformance.harness.backends.blackwell import (
+from tcgen05_conformance.cli import main
+from tcgen05_conformance.cli.common import EXIT_NOTHING_RAN
+from tcgen05_conformance.core.instructions import MmaSp, Tcgen05Ld
+from tcgen05_conformance.core.isa import mma
+from tcgen05_conformance.core.isa.targets import PTX_VERSION
+from tcgen05_conformance.core.program import Program, SmemSegment, TmemRegion
+from tcgen05_conformance.harness.backends.base import Observation
+from tcgen05_conformance.harness.backends.blackwell import (
     BlackwellBackend,
     KernelImages,
     PreparedCase,
@@ -34,12 +34,12 @@ from conformance.harness.backends.blackwell import (
     run_program_kernel,
     tmem_state,
 )
-from conformance.harness.runner import execute, generate_programs
-from device.gpu_worker import GpuWorker, KernelFailed
-from conformance.core.ptx.render import REGISTER_DECLARATIONS
-from device.ptx.kernels import KERNEL_REGISTERS, copy_to_shared, global_pointers, smem_bytes
-from generators.programs import tcgen05_programs
-from generators.sampling import draw_examples
+from tcgen05_conformance.harness.runner import execute, generate_programs
+from tcgen05_conformance.device.gpu_worker import GpuWorker, KernelFailed
+from tcgen05_conformance.core.ptx.render import REGISTER_DECLARATIONS
+from tcgen05_conformance.device.ptx.kernels import KERNEL_REGISTERS, copy_to_shared, global_pointers, smem_bytes
+from tcgen05_conformance.generators.programs import tcgen05_programs
+from tcgen05_conformance.generators.sampling import draw_examples
 
 H100_REASON = "NVIDIA H100 80GB HBM3 is sm_90; the blackwell backend runs tcgen05 kernels on sm_100 / sm_103 only"
 
@@ -136,8 +136,8 @@ class _StandInWorker:
 
 
 def test_a_failed_plumbing_check_errors_every_case_with_its_diagnosis(monkeypatch):
-    import conformance.harness.backends.blackwell as bw
-    from device.tcgen05_inner_products import PlumbingCheck
+    import tcgen05_conformance.harness.backends.blackwell as bw
+    from tcgen05_conformance.device.tcgen05_inner_products import PlumbingCheck
 
     import sys
     import types
@@ -155,7 +155,7 @@ def test_a_failed_plumbing_check_errors_every_case_with_its_diagnosis(monkeypatc
 
 
 def test_the_plumbing_check_is_not_run_without_a_blackwell_gpu(monkeypatch):
-    import conformance.harness.backends.blackwell as bw
+    import tcgen05_conformance.harness.backends.blackwell as bw
 
     reason = BlackwellBackend().unavailable_reason()
     if reason is None:

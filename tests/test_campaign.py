@@ -14,11 +14,11 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from conformance.core.program import load
-from conformance.campaign import run as tool
-from conformance.campaign.stream import count_idle
-from device.ptx.kernels import hopper_form, hopper_kernel
-from oracles.numerics.checker import CrossCheckError
+from tcgen05_conformance.core.program import load
+from tcgen05_conformance.campaign import run as tool
+from tcgen05_conformance.campaign.stream import count_idle
+from tcgen05_conformance.device.ptx.kernels import hopper_form, hopper_kernel
+from tcgen05_conformance.oracles.numerics.checker import CrossCheckError
 
 pytest.importorskip("cuda.bindings.nvjitlink", reason="the producers assemble kernels with nvJitLink")
 
@@ -216,7 +216,7 @@ def test_the_batched_reference_equals_the_one_by_one_reference():
 
 
 def test_cli_host_only_reports_stages_and_rates(tmp_path, capsys, monkeypatch):
-    from conformance.cli import main
+    from tcgen05_conformance.cli import main
 
     monkeypatch.setenv("TCGEN05_CACHE", str(tmp_path / "kernels"))
     report = tmp_path / "report.json"
@@ -294,7 +294,7 @@ def test_the_numerics_default_follows_the_reference_and_the_compiler(monkeypatch
     """The checker needs the oracle's operands, and with --host-only a C++ compiler."""
     import argparse
 
-    import conformance.cli.campaign as cli_campaign
+    import tcgen05_conformance.cli.campaign as cli_campaign
 
     monkeypatch.setattr(cli_campaign.shutil, "which", lambda name: gxx)
     parser = argparse.ArgumentParser()
@@ -304,7 +304,7 @@ def test_the_numerics_default_follows_the_reference_and_the_compiler(monkeypatch
 
 def test_the_checker_with_another_reference_is_refused_in_one_line(tmp_path, capsys):
     """Refused before anything runs, and before the GPU is looked for (none here)."""
-    from conformance.cli import main
+    from tcgen05_conformance.cli import main
 
     argv = ["campaign", "--numerics", "checker", "--reference", "tests.alternative_backends:ZcmaskFieldReading",
             "--json", str(tmp_path / "r.json")]

@@ -1,4 +1,4 @@
-"""The campaign's integer-checker reference (`conformance.campaign.checker`): the kernel
+"""The campaign's integer-checker reference (`tcgen05_conformance.campaign.checker`): the kernel
 `reference_products`, built for the CPU, against the Python model on the matrix products the
 oracle reads from drawn Hopper programs of every modelled form (dense and sparse wgmma, A in
 registers, warp-level mma.sp; float, mixed fp8 and integer kinds), and the sample check."""
@@ -11,12 +11,12 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from conformance.campaign import run as tool
-from conformance.campaign.checker import HostReference, disagreement, model_sample, operands
-from device.hopper_batch import pack_d
-from device.ptx.kernels import HopperForm, hopper_form
-from oracles.execute import matrix_products
-from oracles.numerics.matmul import evaluate
+from tcgen05_conformance.campaign import run as tool
+from tcgen05_conformance.campaign.checker import HostReference, disagreement, model_sample, operands
+from tcgen05_conformance.device.hopper_batch import pack_d
+from tcgen05_conformance.device.ptx.kernels import HopperForm, hopper_form
+from tcgen05_conformance.oracles.execute import matrix_products
+from tcgen05_conformance.oracles.numerics.matmul import evaluate
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="the checker's CPU build needs g++")
 

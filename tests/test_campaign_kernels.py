@@ -1,5 +1,5 @@
-"""Every kernel a Hopper campaign can launch (`generators.hopper_forms`) and `cache fill`, which
-assembles them ahead of a run (`conformance.campaign.kernels`): the enumeration holds the form
+"""Every kernel a Hopper campaign can launch (`tcgen05_conformance.generators.hopper_forms`) and `cache fill`, which
+assembles them ahead of a run (`tcgen05_conformance.campaign.kernels`): the enumeration holds the form
 of every instruction the campaign's strategy draws, each form once and legal; a fill assembles
 what the folder lacks and nothing twice, and a form the assembler rejects is named without losing
 the others."""
@@ -10,17 +10,17 @@ import json
 
 import pytest
 
-from conformance.cli import main
-from conformance.core.instructions import WgmmaMma
-from conformance.core.legality.check import check
-from conformance.core.program import Program
-from conformance.campaign import kernels as campaign_kernels
-from conformance.campaign.run import TARGET
-from device.kernel_cache import KernelCache
-from device.ptx.kernels import hopper_form, hopper_kernel
-from generators.hopper_forms import modelled_hopper_forms
-from generators.programs import hopper_instructions
-from generators.sampling import draw_examples, seed_only_draws
+from tcgen05_conformance.cli import main
+from tcgen05_conformance.core.instructions import WgmmaMma
+from tcgen05_conformance.core.legality.check import check
+from tcgen05_conformance.core.program import Program
+from tcgen05_conformance.campaign import kernels as campaign_kernels
+from tcgen05_conformance.campaign.run import TARGET
+from tcgen05_conformance.device.kernel_cache import KernelCache
+from tcgen05_conformance.device.ptx.kernels import hopper_form, hopper_kernel
+from tcgen05_conformance.generators.hopper_forms import modelled_hopper_forms
+from tcgen05_conformance.generators.programs import hopper_instructions
+from tcgen05_conformance.generators.sampling import draw_examples, seed_only_draws
 from tests.conftest import needs_assembler
 
 

@@ -17,33 +17,33 @@ import shutil
 import numpy as np
 import pytest
 
-from conformance.core.encoding import sdesc as sdesc_codec
-from conformance.core.instructions import MmaSp
-from conformance.core.isa import hopper as hopper_isa
-from conformance.core.isa import mma
-from conformance.core.layouts.smem import element_bit_addresses, storage_for
-from conformance.core.program import load
-from conformance.harness.judge import profile_for
-from conformance.campaign import run as tool
-from conformance.campaign.stream import (
+from tcgen05_conformance.core.encoding import sdesc as sdesc_codec
+from tcgen05_conformance.core.instructions import MmaSp
+from tcgen05_conformance.core.isa import hopper as hopper_isa
+from tcgen05_conformance.core.isa import mma
+from tcgen05_conformance.core.layouts.smem import element_bit_addresses, storage_for
+from tcgen05_conformance.core.program import load
+from tcgen05_conformance.harness.judge import profile_for
+from tcgen05_conformance.campaign import run as tool
+from tcgen05_conformance.campaign.stream import (
     StreamPrograms, fill_arena, host_draw, returned, stream_group, stream_parameters,
 )
-from conformance.numerics.gpu_checker import checker_kernels_source
-from conformance.harness.stages import Stages
-from device.check_kernels import host_library
-from device.hopper_batch import pack
-from device.kernel_cache import KernelCache
-from device.ptx.kernels import hopper_form, hopper_kernel
-from generators import stream_operands as so
-from generators.operand_images import write_bits
-from generators.programs import INPUTS, hopper_instructions
-from generators.sampling import draw_examples, seed_only_draws
-from generators.stream_data_sets import stream_layout, stream_programs
-from oracles.execute import matrix_products
-from oracles.hopper import instruction_issue
-from oracles.numerics import checker
-from oracles.numerics.checker import CrossCheckError
-from oracles.numerics.matmul import MatrixProduct
+from tcgen05_conformance.numerics.gpu_checker import checker_kernels_source
+from tcgen05_conformance.harness.stages import Stages
+from tcgen05_conformance.device.check_kernels import host_library
+from tcgen05_conformance.device.hopper_batch import pack
+from tcgen05_conformance.device.kernel_cache import KernelCache
+from tcgen05_conformance.device.ptx.kernels import hopper_form, hopper_kernel
+from tcgen05_conformance.generators import stream_operands as so
+from tcgen05_conformance.generators.operand_images import write_bits
+from tcgen05_conformance.generators.programs import INPUTS, hopper_instructions
+from tcgen05_conformance.generators.sampling import draw_examples, seed_only_draws
+from tcgen05_conformance.generators.stream_data_sets import stream_layout, stream_programs
+from tcgen05_conformance.oracles.execute import matrix_products
+from tcgen05_conformance.oracles.hopper import instruction_issue
+from tcgen05_conformance.oracles.numerics import checker
+from tcgen05_conformance.oracles.numerics.checker import CrossCheckError
+from tcgen05_conformance.oracles.numerics.matmul import MatrixProduct
 from tests.conftest import ASSEMBLER
 
 needs_run = pytest.mark.skipif(shutil.which("g++") is None or not ASSEMBLER,
@@ -244,7 +244,7 @@ def test_gpu_draws_need_the_checker():
 
 
 def test_the_cli_refuses_gpu_draws_with_the_model_in_one_line(tmp_path, capsys):
-    from conformance.cli import main
+    from tcgen05_conformance.cli import main
 
     assert main(["campaign", "--draw", "gpu", "--numerics", "model", "--json", str(tmp_path / "r.json")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -310,7 +310,7 @@ def test_the_draw_default_follows_the_numerics(argv, want):
     oracle (which implies the model), draws on the host."""
     import argparse
 
-    import conformance.cli.campaign as cli_campaign
+    import tcgen05_conformance.cli.campaign as cli_campaign
 
     parser = argparse.ArgumentParser()
     cli_campaign.add(parser.add_subparsers())
@@ -325,7 +325,7 @@ def test_the_data_sets_and_the_sample_default_by_where_data_sets_are_drawn(draw,
     instruction and samples one program in 512; drawn on the host, the campaign's own defaults.
     A host-only run's summary says it had no GPU time rather than a rate of None, and a run that
     assembled kernels points to `cache fill`; a second run, with every form cached, does not."""
-    from conformance.cli import main
+    from tcgen05_conformance.cli import main
 
     monkeypatch.setenv("TCGEN05_CACHE", str(tmp_path / "kernels"))
     report = tmp_path / "report.json"

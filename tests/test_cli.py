@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from conformance.cli import main
+from tcgen05_conformance.cli import main
 from tests.conftest import needs_assembler
 
 
@@ -70,9 +70,9 @@ def test_run_ptxas_writes_summary_with_full_table_39_coverage(tmp_path, capsys):
 
 @needs_assembler
 def test_replay_of_an_illegal_program_fails_naming_the_rule(tmp_path, capsys):
-    from conformance.core.encoding import idesc
-    from conformance.core.instructions import Tcgen05Mma
-    from conformance.core.program import Program, dumps
+    from tcgen05_conformance.core.encoding import idesc
+    from tcgen05_conformance.core.instructions import Tcgen05Mma
+    from tcgen05_conformance.core.program import Program, dumps
 
     bad = idesc.encode("f16", idesc.InstrDescriptor(m=128, n=264, atype="f16", btype="f16"))
     case = tmp_path / "bad.json"
@@ -84,10 +84,10 @@ def test_replay_of_an_illegal_program_fails_naming_the_rule(tmp_path, capsys):
 def test_docs_rule_list_is_generated_from_the_rule_table():
     from pathlib import Path
 
-    from conformance.core.legality.document import rules_markdown
+    from tcgen05_conformance.core.legality.document import rules_markdown
 
     text = (Path(__file__).parent.parent / "docs" / "legality-rules.md").read_text()
-    assert text == rules_markdown(), "regenerate: python -m conformance.core.legality.document > docs/legality-rules.md"
+    assert text == rules_markdown(), "regenerate: python -m tcgen05_conformance.core.legality.document > docs/legality-rules.md"
 
 
 def _vectors_dir():
@@ -175,7 +175,7 @@ def test_help_names_every_exit_status(capsys):
 def test_an_internal_error_has_its_own_status_and_keeps_its_traceback(monkeypatch, tmp_path, capsys):
     import tempfile
 
-    from conformance.cli import decode
+    from tcgen05_conformance.cli import decode
 
     def broken(args):
         raise KeyError("a bug")
@@ -215,10 +215,10 @@ def test_replay_reads_the_case_files_export_writes(tmp_path, capsys):
 
 
 def test_replay_of_a_case_judged_by_a_profile_variant_judges_it_by_that_variant(tmp_path, capsys):
-    from conformance.core.instructions import MmaSp
-    from conformance.harness.export import write_case
-    from generators.programs import hopper_programs
-    from generators.sampling import draw_examples
+    from tcgen05_conformance.core.instructions import MmaSp
+    from tcgen05_conformance.harness.export import write_case
+    from tcgen05_conformance.generators.programs import hopper_programs
+    from tcgen05_conformance.generators.sampling import draw_examples
 
     (p,) = draw_examples(hopper_programs().filter(lambda q: isinstance(q.ops[0], MmaSp)), 1, 0)
     case = write_case(str(tmp_path / "case"), p, "sm_90a.mma_sync")  # as export and the sim backend write it

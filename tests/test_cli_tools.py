@@ -17,12 +17,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conformance.cli import main, parser
+from tcgen05_conformance.cli import main, parser
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The tool packages of the top floors (docs/architecture.md): long-running and measuring commands.
 TOOL_PACKAGES = ("campaign", "numerics", "peers", "mutation", "fuzz", "lint", "assumptions", "bench")
-TOOL_MODULES = tuple(f"conformance.{package}" for package in TOOL_PACKAGES)
+TOOL_MODULES = tuple(f"tcgen05_conformance.{package}" for package in TOOL_PACKAGES)
 SUBCOMMANDS = [["run"], ["replay"], ["export"], ["legality"], ["decode"], ["vectors", "check"], ["numerics"],
                ["numerics", "measure"], ["numerics", "infer"], ["numerics", "proof"], ["numerics", "agree"], ["numerics", "fit"],
                ["numerics", "sweep"],
@@ -82,9 +82,11 @@ def test_every_subcommand_is_listed_and_tested():
 
 def test_help_does_not_import_the_tools():
     """--help stays fast: building the parser loads no tool, device code, generator or GPU library."""
-    code = ("import sys; from conformance.cli import parser; parser(); "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('device', 'generators', 'cuda', 'hypothesis', "
-            f"'tabulate') or m.startswith({TOOL_MODULES + ('oracles.execute', 'oracles.mma')!r})))")
+    heavy = TOOL_MODULES + ("tcgen05_conformance.device", "tcgen05_conformance.generators",
+                            "tcgen05_conformance.oracles.execute", "tcgen05_conformance.oracles.mma")
+    code = ("import sys; from tcgen05_conformance.cli import parser; parser(); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('cuda', 'hypothesis', 'tabulate') or "
+            f"m.startswith({heavy!r})))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
@@ -126,7 +128,7 @@ def test_documented_python_m_entry_points_exist():
             else:
                 assert 'if __name__ == "__main__"' in Path(spec.origin).read_text(encoding="utf-8"), \
                     f"{name}: python -m {module} does not run as a program"
-            assert not module.startswith(TOOL_MODULES + ("oracles.numerics.fit", "device.measure", "device.hopper_c"))
+            assert not module.startswith(TOOL_MODULES + ("tcgen05_conformance.oracles.numerics.fit", "device.measure", "device.hopper_c"))
 
 
 def test_no_tool_module_has_a_python_m_entry_point():
@@ -288,7 +290,7 @@ def test_gpu_commands_say_the_gpu_is_not_sm_90(argv, tmp_path, capsys, monkeypat
 def test_campaign_on_this_machine_skips_in_one_line(tmp_path):
     """The real thing, in a process of its own: no cuda-core here, so one line and status 5, no traceback."""
     report = tmp_path / "report.json"
-    done = subprocess.run([sys.executable, "-m", "conformance", "campaign", "--programs", "3", "--json", str(report)],
+    done = subprocess.run([sys.executable, "-m", "tcgen05_conformance", "campaign", "--programs", "3", "--json", str(report)],
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 5 and done.stdout == "" and not report.exists()
     assert done.stderr.count("\n") == 1 and "cuda-core is not installed" in done.stderr
@@ -310,12 +312,12 @@ def test_campaign_finds_a_planted_difference_and_writes_its_report(tmp_path, cap
     (the run's one chunk goes to either): exactly that program is reported, decoded and written
     for replay."""
     pytest.importorskip("cuda.bindings.nvjitlink", reason="the producers assemble kernels with nvJitLink")
-    import conformance.cli.campaign as cli_campaign
-    import conformance.campaign.run as tool
-    import device.launch
+    import tcgen05_conformance.cli.campaign as cli_campaign
+    import tcgen05_conformance.campaign.run as tool
+    import tcgen05_conformance.device.launch
 
     monkeypatch.setattr(cli_campaign, "hopper_gpu_or_skip", lambda command: None)
-    monkeypatch.setattr(device.launch, "visible_devices", lambda: ["0", "1"])
+    monkeypatch.setattr(tcgen05_conformance.device.launch, "visible_devices", lambda: ["0", "1"])
     monkeypatch.setattr(tool, "GPU_LAUNCHER", "tests.fake_launchers:flip_on_each")  # 6 programs: one chunk, one worker
     monkeypatch.setenv("FAKE_LAUNCHER_MARKERS", str(tmp_path))
     monkeypatch.setenv("TCGEN05_CACHE", str(tmp_path / "kernels"))
@@ -344,10 +346,10 @@ def test_campaign_finds_a_planted_difference_and_writes_its_report(tmp_path, cap
 def _model_words(c, chunk: dict) -> np.ndarray:
     """A stand-in GPU's D fragment words for a chunk of `numerics measure`: the model's own results
     under the combination's formats and profile (sm_90a's variant), packed as the kernel stores them."""
-    import conformance.numerics.measure as tool
-    from conformance.core.formats import get_format, storage_dtype
-    from device.registers import pack_registers
-    from oracles.numerics import inner_product
+    import tcgen05_conformance.numerics.measure as tool
+    from tcgen05_conformance.core.formats import get_format, storage_dtype
+    from tcgen05_conformance.device.registers import pack_registers
+    from tcgen05_conformance.oracles.numerics import inner_product
 
     tiles, m, n = chunk["c"].shape
     a = np.broadcast_to(chunk["a"][:, :, None, :], (tiles, m, n, c.k)).reshape(-1, c.k)
@@ -361,8 +363,8 @@ def test_numerics_measure_end_to_end_with_a_stand_in_gpu(tmp_path, capsys, monke
     """numerics measure as the CLI runs it, the GPU replaced by the model's own results packed into
     the D fragment: 0 mismatches; one flipped bit in a D register: exactly one mismatch, kept in the
     samples. Every stage is timed in the report and printed."""
-    import conformance.cli.numerics as cli_numerics
-    import conformance.numerics.measure as tool
+    import tcgen05_conformance.cli.numerics as cli_numerics
+    import tcgen05_conformance.numerics.measure as tool
 
     flips = []
 
@@ -403,8 +405,8 @@ def test_numerics_measure_mixed_fp8_and_fit_with_a_stand_in_gpu(tmp_path, capsys
     """--mixed-fp8 measures e4m3 x e5m2 (the GPU replaced by the model's results under the mixed
     formats): the report names both inputs, and numerics fit sweeps the kept vectors, the profile's
     own datapath accepting all of them."""
-    import conformance.cli.numerics as cli_numerics
-    import conformance.numerics.measure as tool
+    import tcgen05_conformance.cli.numerics as cli_numerics
+    import tcgen05_conformance.numerics.measure as tool
 
     monkeypatch.setattr(cli_numerics, "hopper_gpu_or_skip", lambda command, target: _FakeGpu())
     monkeypatch.setattr(tool, "run_chunk", lambda gpu, kernels, c, chunk, stages: _model_words(c, chunk))
@@ -453,8 +455,8 @@ def test_numerics_fit_judges_each_instruction_by_its_own_variant(tmp_path, capsy
     """Samples of mma.sync and wgmma fp8 -> f32, whose sm_90a datapaths differ (docs/numerics.md), each
     reproduced by the profile's variant for its instruction: fit --profile sm_90a finds 0 mismatches for
     both, and swapping the two sets of results gives mismatches for both."""
-    from oracles.numerics import inner_product
-    from oracles.numerics.sampling import random_bits
+    from tcgen05_conformance.oracles.numerics import inner_product
+    from tcgen05_conformance.oracles.numerics.sampling import random_bits
 
     rng = np.random.default_rng(3)
     a, b, c = (random_bits(f, shape, rng, 4) for f, shape in (("e4m3", (4000, 32)), ("e4m3", (4000, 32)), ("f32", (4000,))))

@@ -1,6 +1,6 @@
 """Every instruction type is whole: a PTX renderer, legality rules, oracle semantics (or a place in
 the list of types that change no state), a generator strategy and a coverage entry. A type added
-to `conformance.core.instructions.INSTRUCTION_TYPES` fails here, naming each missing piece and
+to `tcgen05_conformance.core.instructions.INSTRUCTION_TYPES` fails here, naming each missing piece and
 where it goes, until the family is complete (docs/architecture.md lists the files in order)."""
 
 from __future__ import annotations
@@ -11,17 +11,17 @@ from typing import Callable, ClassVar
 
 import pytest
 
-from conformance.core.instructions import INSTRUCTION_TYPES, Instruction, family
-from conformance.core.isa.targets import TARGETS
-from conformance.core.legality import check
-from conformance.core.legality.check import checked_types
-from conformance.core.program import Program
-from conformance.harness.coverage import COVERED_BY, HEAT_MAPS, NOT_COUNTED
-from conformance.core.ptx.parse import READ_TYPES
-from conformance.core.ptx.render import render, written_form
-from generators.instructions import STRATEGIES
-from generators.sampling import draw_examples
-from oracles.execute import NO_STATE_CHANGE, semantics
+from tcgen05_conformance.core.instructions import INSTRUCTION_TYPES, Instruction, family
+from tcgen05_conformance.core.isa.targets import TARGETS
+from tcgen05_conformance.core.legality import check
+from tcgen05_conformance.core.legality.check import checked_types
+from tcgen05_conformance.core.program import Program
+from tcgen05_conformance.harness.coverage import COVERED_BY, HEAT_MAPS, NOT_COUNTED
+from tcgen05_conformance.core.ptx.parse import READ_TYPES
+from tcgen05_conformance.core.ptx.render import render, written_form
+from tcgen05_conformance.generators.instructions import STRATEGIES
+from tcgen05_conformance.generators.sampling import draw_examples
+from tcgen05_conformance.oracles.execute import NO_STATE_CHANGE, semantics
 
 PIECES: dict[str, Callable[[type], bool]] = {
     "a PTX renderer (conformance/core/ptx/render.py: @written_form.register)": lambda cls: cls in written_form.registry,

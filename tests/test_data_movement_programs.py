@@ -9,16 +9,16 @@ from collections import Counter
 
 import pytest
 
-from conformance.core.instructions import Tcgen05Shift
-from conformance.core.isa import data_movement as dm
-from conformance.core.isa.targets import TCGEN05_TARGETS
-from conformance.core.legality import check
-from conformance.harness.coverage import coverage
-from conformance.harness.runner import execute, target_with
-from generators import instructions as legal
-from generators.programs import data_movement_forms, data_movement_programs
-from generators.sampling import draw_examples
-from oracles.execute import run
+from tcgen05_conformance.core.instructions import Tcgen05Shift
+from tcgen05_conformance.core.isa import data_movement as dm
+from tcgen05_conformance.core.isa.targets import TCGEN05_TARGETS
+from tcgen05_conformance.core.legality import check
+from tcgen05_conformance.harness.coverage import coverage
+from tcgen05_conformance.harness.runner import execute, target_with
+from tcgen05_conformance.generators import instructions as legal
+from tcgen05_conformance.generators.programs import data_movement_forms, data_movement_programs
+from tcgen05_conformance.generators.sampling import draw_examples
+from tcgen05_conformance.oracles.execute import run
 from tests.conftest import needs_assembler
 
 FORMS = data_movement_forms()

@@ -11,8 +11,8 @@ import time
 import numpy as np
 import pytest
 
-from conformance.core.isa.fragments import MMA_SYNC_SHAPES, register_elements, wgmma_accumulator
-from conformance.numerics.measure import (
+from tcgen05_conformance.core.isa.fragments import MMA_SYNC_SHAPES, register_elements, wgmma_accumulator
+from tcgen05_conformance.numerics.measure import (
     ACC_BITS,
     COMBINATIONS,
     MIXED_FP8,
@@ -24,10 +24,10 @@ from conformance.numerics.measure import (
     run_chunk,
     smem_images_for,
 )
-from conformance.harness.stages import Stages
-from device.assembler import assemble
-from device.registers import pack_registers, unpack_registers
-from oracles.numerics import inner_product
+from tcgen05_conformance.harness.stages import Stages
+from tcgen05_conformance.device.assembler import assemble
+from tcgen05_conformance.device.registers import pack_registers, unpack_registers
+from tcgen05_conformance.oracles.numerics import inner_product
 from tests.conftest import needs_assembler
 
 LANES = np.arange(32)
@@ -111,7 +111,7 @@ def test_the_mixed_fp8_combinations_are_the_isas_and_draw_b_in_its_own_format():
     9.7.14.5.14, 9.7.15.5.2): 8 combinations, each naming both formats in its instruction. Their
     B operands are drawn in B's format: e5m2 vectors reach magnitudes above e4m3's largest finite
     value (448), e4m3 ones never do."""
-    from conformance.core.formats import values
+    from tcgen05_conformance.core.formats import values
 
     assert sorted(c.id for c in MIXED_FP8) == sorted(f"{f}.{a}x{b}.{acc}" for f in ("mma.sync", "wgmma")
                                                      for a, b in (("e4m3", "e5m2"), ("e5m2", "e4m3"))

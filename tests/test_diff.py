@@ -1,4 +1,4 @@
-"""conformance.harness.diff: differences planted into a copy of an oracle result are found at their
+"""tcgen05_conformance.harness.diff: differences planted into a copy of an oracle result are found at their
 positions, counted, ordered and limited, and their words decoded as the element types the
 program gives them. Expected positions come from the data-path layout of PTX ISA 9.7.16.10.5
 (layout D: row r at lane r, column j at column j) and decoded values from struct / ml_dtypes,
@@ -14,14 +14,14 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from conformance.core.encoding import idesc, taddr
-from conformance.core.instructions import Tcgen05Ld, Tcgen05St, WgmmaMma
-from conformance.core.isa import mma
-from conformance.core.program import Program
-from conformance.harness.diff import diff_states
-from generators.programs import hopper_programs, tcgen05_programs
-from generators.sampling import draw_examples
-from oracles.execute import run
+from tcgen05_conformance.core.encoding import idesc, taddr
+from tcgen05_conformance.core.instructions import Tcgen05Ld, Tcgen05St, WgmmaMma
+from tcgen05_conformance.core.isa import mma
+from tcgen05_conformance.core.program import Program
+from tcgen05_conformance.harness.diff import diff_states
+from tcgen05_conformance.generators.programs import hopper_programs, tcgen05_programs
+from tcgen05_conformance.generators.sampling import draw_examples
+from tcgen05_conformance.oracles.execute import run
 
 CLASSES = {c.id: c for c in mma.SHAPE_CLASSES}
 

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.core.encoding import idesc
-from conformance.core.encoding.bitfields import EncodingError
-from conformance.core.encoding.idesc import InstrDescriptor
-from conformance.core.isa import mma
+from tcgen05_conformance.core.encoding import idesc
+from tcgen05_conformance.core.encoding.bitfields import EncodingError
+from tcgen05_conformance.core.encoding.idesc import InstrDescriptor
+from tcgen05_conformance.core.isa import mma
 
 FAST = settings(max_examples=40, deadline=None)
 

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.core.encoding import sdesc
-from conformance.core.encoding.bitfields import EncodingError
-from conformance.core.encoding.sdesc import SmemDescriptor
+from tcgen05_conformance.core.encoding import sdesc
+from tcgen05_conformance.core.encoding.bitfields import EncodingError
+from tcgen05_conformance.core.encoding.sdesc import SmemDescriptor
 
 FAST = settings(max_examples=50, deadline=None)
 

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.core.encoding import taddr
-from conformance.core.encoding.bitfields import EncodingError
-from conformance.core.isa import data_movement as dm
+from tcgen05_conformance.core.encoding import taddr
+from tcgen05_conformance.core.encoding.bitfields import EncodingError
+from tcgen05_conformance.core.isa import data_movement as dm
 
 FAST = settings(max_examples=50, deadline=None)
 u16 = st.integers(min_value=0, max_value=0xFFFF)

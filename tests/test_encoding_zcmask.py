@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.core.encoding import zcmask
-from conformance.core.encoding.bitfields import EncodingError
-from conformance.core.encoding.zcmask import ZeroColumnMask
+from tcgen05_conformance.core.encoding import zcmask
+from tcgen05_conformance.core.encoding.bitfields import EncodingError
+from tcgen05_conformance.core.encoding.zcmask import ZeroColumnMask
 
 FAST = settings(max_examples=50, deadline=None)
 RESERVED_BITS = (36, 37, 38, 62, 63)

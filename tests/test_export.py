@@ -14,15 +14,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conformance.cli import main
-from conformance.core import program as program_model
-from conformance.core.instructions import MmaSp, Tcgen05Ld, Tcgen05St, WgmmaMma
-from conformance.core.program import Program
-from conformance.harness.export import SCHEMA, VectorsError, export, read_state, state_layout
-from conformance.harness.runner import generate_programs, reference_observations
-from generators.programs import hopper_programs
-from generators.sampling import draw_examples
-from oracles.execute import run
+from tcgen05_conformance.cli import main
+from tcgen05_conformance.core import program as program_model
+from tcgen05_conformance.core.instructions import MmaSp, Tcgen05Ld, Tcgen05St, WgmmaMma
+from tcgen05_conformance.core.program import Program
+from tcgen05_conformance.harness.export import SCHEMA, VectorsError, export, read_state, state_layout
+from tcgen05_conformance.harness.runner import generate_programs, reference_observations
+from tcgen05_conformance.generators.programs import hopper_programs
+from tcgen05_conformance.generators.sampling import draw_examples
+from tcgen05_conformance.oracles.execute import run
 
 
 def _read_words(path: str, shape: list[int]) -> np.ndarray:

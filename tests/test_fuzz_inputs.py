@@ -10,10 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance.harness.export import SCHEMA as EXPORT_SCHEMA
-from conformance.fuzz.inputs import ACCEPTED, REFUSED, program_corpus, program_outcome, small_vector_folder, vector_outcome
-from generators.malformed import CASE_SCHEMA, MANIFEST_FILE, malformed_programs, vector_damage
-from oracles.numerics.vectors import MANIFEST
+from tcgen05_conformance.harness.export import SCHEMA as EXPORT_SCHEMA
+from tcgen05_conformance.fuzz.inputs import ACCEPTED, REFUSED, program_corpus, program_outcome, small_vector_folder, vector_outcome
+from tcgen05_conformance.generators.malformed import CASE_SCHEMA, MANIFEST_FILE, malformed_programs, vector_damage
+from tcgen05_conformance.oracles.numerics.vectors import MANIFEST
 from tests.numerics.test_numerics_recorded import DATA
 
 def test_the_fuzzed_case_files_are_those_export_writes():

@@ -11,9 +11,9 @@ import json
 
 import pytest
 
-from conformance.cli import main
-from conformance.fuzz import simulator as fuzz_simulator
-from conformance.fuzz.inputs import ACCEPTED, HANG, REFUSED, TRACEBACK, Broken
+from tcgen05_conformance.cli import main
+from tcgen05_conformance.fuzz import simulator as fuzz_simulator
+from tcgen05_conformance.fuzz.inputs import ACCEPTED, HANG, REFUSED, TRACEBACK, Broken
 
 GOOD = {"answer": base64.b64encode(fuzz_simulator.OK).decode(), "files": "right", "before": None, "after": None,
         "delay": 0.0, "blank": 0, "newline": True, "stderr": ""}
@@ -29,7 +29,7 @@ def test_150_faulty_simulators_end_in_a_state_or_one_line_never_a_traceback_or_h
 def backend(tmp_path):
     import shlex
 
-    from conformance.harness.backends.sim import SimBackend
+    from tcgen05_conformance.harness.backends.sim import SimBackend
 
     sim = SimBackend(shlex.join(["sh", str(fuzz_simulator.AGENT), str(tmp_path)]), "exact", case_timeout_s=5)
     yield sim
@@ -51,7 +51,7 @@ def test_a_damaged_state_file_is_an_error_of_its_case(backend, tmp_path, files):
 
 
 def test_the_checks_would_catch_a_backend_that_blamed_a_well_behaved_case(backend, tmp_path, monkeypatch):
-    from conformance.harness.backends.base import Observation
+    from tcgen05_conformance.harness.backends.base import Observation
 
     monkeypatch.setattr(type(backend), "observe", lambda self, ps, progress=None: [Observation(ps[0].case_id, error="case x: blamed")])
     with pytest.raises(Broken, match="a well-behaved answer gave no state"):

@@ -4,12 +4,12 @@ target, illegal ones break exactly their labelled rule, and every rule is reacha
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.core.isa import mma
-from conformance.core.isa.targets import TARGETS, TCGEN05_TARGETS
-from conformance.core.legality import check
-from generators.instructions import legal_instructions, shape_classes_for_target, tcgen05_mma
-from generators.sampling import draw_examples
-from generators.violations import BREAKERS, breakable_rules, illegal_instructions
+from tcgen05_conformance.core.isa import mma
+from tcgen05_conformance.core.isa.targets import TARGETS, TCGEN05_TARGETS
+from tcgen05_conformance.core.legality import check
+from tcgen05_conformance.generators.instructions import legal_instructions, shape_classes_for_target, tcgen05_mma
+from tcgen05_conformance.generators.sampling import draw_examples
+from tcgen05_conformance.generators.violations import BREAKERS, breakable_rules, illegal_instructions
 
 TARGET_NAMES = st.sampled_from(tuple(TARGETS))
 

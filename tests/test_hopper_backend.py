@@ -11,18 +11,18 @@ import json
 import numpy as np
 import pytest
 
-from conformance.core.isa.mma import TYPE_BITS
-from conformance.core.program import MatrixImage, ProgramError, dumps, loads
-from conformance.harness.backends.hopper import HopperBackend, reason_for
-from conformance.harness.runner import execute
-from conformance.campaign.run import Settings, draw_chunk, input_formats, prepare
-from conformance.harness.stages import Stages
-from device.hopper_batch import pack, pack_d, unpack_d
-from device.kernel_cache import KernelCache
-from device.ptx.kernels import HOPPER_CONTROL_BYTES, hopper_form, hopper_kernel
-from generators.programs import hopper_programs
-from generators.sampling import draw_examples
-from oracles.execute import run
+from tcgen05_conformance.core.isa.mma import TYPE_BITS
+from tcgen05_conformance.core.program import MatrixImage, ProgramError, dumps, loads
+from tcgen05_conformance.harness.backends.hopper import HopperBackend, reason_for
+from tcgen05_conformance.harness.runner import execute
+from tcgen05_conformance.campaign.run import Settings, draw_chunk, input_formats, prepare
+from tcgen05_conformance.harness.stages import Stages
+from tcgen05_conformance.device.hopper_batch import pack, pack_d, unpack_d
+from tcgen05_conformance.device.kernel_cache import KernelCache
+from tcgen05_conformance.device.ptx.kernels import HOPPER_CONTROL_BYTES, hopper_form, hopper_kernel
+from tcgen05_conformance.generators.programs import hopper_programs
+from tcgen05_conformance.generators.sampling import draw_examples
+from tcgen05_conformance.oracles.execute import run
 
 DRAWN = {inputs: draw_examples(hopper_programs(inputs=inputs, forms="modelled"), 24, seed)
          for inputs, seed in (("exact", 5), ("discriminating", 6))}
@@ -152,7 +152,7 @@ def test_skip_reasons(monkeypatch):
     assert "sm_80" in reason_for("sm_80", "NVIDIA A100") and "sm_90" in reason_for("sm_80", "NVIDIA A100")
     reason = HopperBackend().unavailable_reason()  # None on an sm_90 GPU
     assert reason is None or ("\n" not in reason and ("no CUDA device" in reason or "sm_90" in reason))
-    from conformance.harness.runner import generate_programs
+    from tcgen05_conformance.harness.runner import generate_programs
 
     tcgen05 = generate_programs(1, 0)[0]
     [observed] = HopperBackend().observe([tcgen05])  # no GPU asked
@@ -187,11 +187,11 @@ def test_campaign_chunks_alternate_inputs_and_group_their_kernels(tmp_path):
 
 def test_a_from_registers_equals_the_same_a_from_shared_memory():
     """Metamorphic: moving A from its shared-memory layout into the register matrix leaves D."""
-    from conformance.core.encoding import sdesc
-    from conformance.core.isa.mma import TYPE_BITS
-    from conformance.core.images import initial_images
-    from conformance.core.layouts.operands import gather
-    from conformance.core.layouts.smem import storage_for
+    from tcgen05_conformance.core.encoding import sdesc
+    from tcgen05_conformance.core.isa.mma import TYPE_BITS
+    from tcgen05_conformance.core.images import initial_images
+    from tcgen05_conformance.core.layouts.operands import gather
+    from tcgen05_conformance.core.layouts.smem import storage_for
 
     checked = 0
     for p in EXACT + DISCRIMINATING:
@@ -217,7 +217,7 @@ def test_sparse_metadata_positions_follow_the_register_layout():
     16-bit A: lane pairs (0, 1) and (2, 3) of each quad are the two selector choices; lane % 2 picks
     the K half; bits 0-15 are row groupID, 16-31 row groupID + 8; a group of four columns is one
     nibble of two 2-bit indices)."""
-    from oracles.hopper import sparse_positions
+    from tcgen05_conformance.oracles.hopper import sparse_positions
 
     e = np.zeros(128, np.uint32)
     e[0] = _metadata_word({0: 0b1110, 4: 0b0100, 16: 0b1001})  # row 0 groups 0, 1; row 8 group 0
@@ -237,7 +237,7 @@ def test_sparse_metadata_positions_follow_the_register_layout():
 
 
 def test_tf32_metadata_names_one_element_of_each_pair():
-    from oracles.hopper import sparse_positions
+    from tcgen05_conformance.oracles.hopper import sparse_positions
 
     e = np.zeros(128, np.uint32)
     e[0] = _metadata_word({0: 0b0100, 4: 0b1110})  # row 0: pair 0 -> element 0, pair 1 -> element 3
@@ -249,9 +249,9 @@ def test_tf32_metadata_names_one_element_of_each_pair():
 def test_generated_sparse_programs_decode_to_what_the_generator_meant():
     """The generator's metadata words and the oracle's decoding agree on every position, and
     every group names two distinct elements of its own four (or one of its pair for tf32)."""
-    from conformance.core.isa.fragments import WGMMA_METADATA, mma_sp_fragments
-    from generators.programs import _sparse_metadata
-    from oracles.hopper import sparse_positions
+    from tcgen05_conformance.core.isa.fragments import WGMMA_METADATA, mma_sp_fragments
+    from tcgen05_conformance.generators.programs import _sparse_metadata
+    from tcgen05_conformance.oracles.hopper import sparse_positions
 
     rng = np.random.default_rng(3)
     ops = [p.ops[0] for p in draw_examples(hopper_programs(forms="modelled"), 90, 9) if getattr(p.ops[0], "sparse", True)]
@@ -273,8 +273,8 @@ def test_generated_sparse_programs_decode_to_what_the_generator_meant():
 def test_sparse_matmul_is_a_per_row_gathered_matmul(profile):
     """Independent reference: each row of D as an ordinary matrix product over the B rows that
     row's metadata selects."""
-    from oracles.numerics import matmul
-    from oracles.numerics.matmul import sparse_matmul
+    from tcgen05_conformance.oracles.numerics import matmul
+    from tcgen05_conformance.oracles.numerics.matmul import sparse_matmul
 
     rng = np.random.default_rng(8)
     a = rng.integers(0, 2**16, (64, 16), dtype=np.uint32) & 0xBFFF  # finite f16 codes
@@ -327,8 +327,8 @@ def test_mma_sp_programs_carry_their_registers_by_the_isa_fragments():
 def test_mma_sp_metadata_words_by_hand():
     """m16n8k16 f16: one lane per quad holds rows groupID (bits 0-15) and groupID + 8 (16-31), the
     selector naming it; m16n8k32 8-bit... lane pairs, lane % 2 the K half (assumption A-MMA-SP-METADATA)."""
-    from conformance.core.isa.fragments import mma_sp_fragments
-    from oracles.hopper import sparse_positions
+    from tcgen05_conformance.core.isa.fragments import mma_sp_fragments
+    from tcgen05_conformance.oracles.hopper import sparse_positions
 
     e = np.zeros(32, np.uint32)
     e[4 * 3 + 2] = _metadata_word({0: 0b1110, 20: 0b1001})  # lane 14: groupID 3, selector 2
@@ -341,8 +341,8 @@ def test_mma_sp_metadata_words_by_hand():
 
 
 def test_mma_sp_oracle_is_a_sparse_product_computed_independently():
-    from conformance.core.isa.fragments import mma_sp_fragments
-    from oracles.hopper import sparse_positions
+    from tcgen05_conformance.core.isa.fragments import mma_sp_fragments
+    from tcgen05_conformance.oracles.hopper import sparse_positions
 
     exact = [p for p in draw_examples(hopper_programs(inputs="exact", forms="modelled"), 80, 12)
              if p.ops[0].OP == "mma.sp" and p.ops[0].dtype == "f32" and p.ops[0].atype in ("f16", "bf16", "tf32")]

@@ -1,4 +1,4 @@
-"""`conformance.core.host_build.shared_library`, the one g++ build behind the host checker and the
+"""`tcgen05_conformance.core.host_build.shared_library`, the one g++ build behind the host checker and the
 CPU build of the GPU's kernels: a library that loads and computes, and a compile error that
 names what was being built, with the compiler's own message."""
 
@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from conformance.core.host_build import shared_library
+from tcgen05_conformance.core.host_build import shared_library
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
 

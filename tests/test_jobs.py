@@ -7,10 +7,10 @@ import time
 
 import pytest
 
-from conformance.cli import main
-from conformance.harness.judge import PASS
-from conformance.harness.runner import execute, generate_programs
-from conformance.harness.supervisor import run_supervised
+from tcgen05_conformance.cli import main
+from tcgen05_conformance.harness.judge import PASS
+from tcgen05_conformance.harness.runner import execute, generate_programs
+from tcgen05_conformance.harness.supervisor import run_supervised
 from tests.fault_backends import planted_programs
 
 PLANTED = "tests.fault_backends:Planted"

@@ -11,10 +11,10 @@ from collections import Counter
 
 import pytest
 
-from conformance.cli import main
-from conformance.harness.journal import Journal, JournalError
-from conformance.harness.judge import FAIL, PASS, CaseResult
-from conformance.harness.runner import execute
+from tcgen05_conformance.cli import main
+from tcgen05_conformance.harness.journal import Journal, JournalError
+from tcgen05_conformance.harness.judge import FAIL, PASS, CaseResult
+from tcgen05_conformance.harness.runner import execute
 from tests.fault_backends import planted_programs
 
 PARAMS = {"seed": 0, "examples": 3, "backends": ["oracle"], "reference": "oracle", "profile": "exact"}
@@ -127,7 +127,7 @@ def test_run_refuses_a_journal_record_with_an_unknown_status(tmp_path, capsys):
                          ids=["in-process", "supervised", "two-jobs"])
 def test_a_killed_run_resumes_without_losing_or_repeating_cases(tmp_path, supervision):
     examples, journal, log = 24, tmp_path / "journal", tmp_path / "executed"
-    argv = [sys.executable, "-m", "conformance", "run", "--reference", PLANTED, "--backend", PLANTED, "--examples", str(examples),
+    argv = [sys.executable, "-m", "tcgen05_conformance", "run", "--reference", PLANTED, "--backend", PLANTED, "--examples", str(examples),
             "--journal", str(journal), "--report-dir", str(tmp_path / "out"), *supervision]
     env = dict(os.environ, PLANTED_LOG=str(log), PLANTED_DELAY="0.04", PYTHONPATH=os.getcwd())
     run = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -15,16 +15,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conformance.core.encoding import idesc
-from conformance.core.instructions import Tcgen05Ld, Tcgen05Mma, Tcgen05St
-from conformance.core.program import Program
-from conformance.harness.backends.base import Observation
-from conformance.harness.backends.hopper import HopperBackend
-from conformance.harness.judge import assembly_result, profile_for, reference_result, state_result
-from conformance.harness.runner import execute, generate_programs
-from generators.programs import hopper_programs
-from generators.sampling import draw_examples
-from oracles.execute import run
+from tcgen05_conformance.core.encoding import idesc
+from tcgen05_conformance.core.instructions import Tcgen05Ld, Tcgen05Mma, Tcgen05St
+from tcgen05_conformance.core.program import Program
+from tcgen05_conformance.harness.backends.base import Observation
+from tcgen05_conformance.harness.backends.hopper import HopperBackend
+from tcgen05_conformance.harness.judge import assembly_result, profile_for, reference_result, state_result
+from tcgen05_conformance.harness.runner import execute, generate_programs
+from tcgen05_conformance.generators.programs import hopper_programs
+from tcgen05_conformance.generators.sampling import draw_examples
+from tcgen05_conformance.oracles.execute import run
 
 TCGEN05 = generate_programs(2, 0)
 HOPPER = {inputs: draw_examples(hopper_programs(inputs=inputs, forms="modelled"), 40, 3) for inputs in ("exact", "discriminating")}
@@ -193,15 +193,15 @@ def test_tcgen05_programs_are_skipped_by_the_hopper_backend_without_a_gpu(silico
 
 @pytest.mark.parametrize("backend", ["hopper", "blackwell", "sim", "ptxas"])
 def test_no_device_under_test_backend_imports_the_oracle_or_the_diff(backend):
-    probe = (f"import sys, conformance.harness.backends.{backend}\n"
-             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'oracles' or m in "
-             "('conformance.harness.diff', 'conformance.harness.judge')))")
+    probe = (f"import sys, tcgen05_conformance.harness.backends.{backend}\n"
+             "print(sorted(m for m in sys.modules if m.startswith('tcgen05_conformance.oracles') or m in "
+             "('tcgen05_conformance.harness.diff', 'tcgen05_conformance.harness.judge')))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
 
 
 def test_a_state_travels_between_processes_whole():
-    from conformance.core.state import state_from_json, state_to_json
+    from tcgen05_conformance.core.state import state_from_json, state_to_json
 
     p = Program(target="sm_100a", tmem_columns=32, ops=(Tcgen05St(shape="16x64b", num=2, values_seed=9), Tcgen05Ld(shape="16x64b", num=2),
                                                         Tcgen05Ld(shape="32x32b", num=2, red_op="min", red_type="u32")))

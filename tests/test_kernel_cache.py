@@ -1,4 +1,4 @@
-"""The kernel cache (`device.kernel_cache`): one assembly per (assembler version, architecture,
+"""The kernel cache (`tcgen05_conformance.device.kernel_cache`): one assembly per (assembler version, architecture,
 PTX text), kept across processes, trimmed least recently used first; `cache info|clear`."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import os
 
-from conformance.cli import main
-from device.kernel_cache import KernelCache, default_directory
+from tcgen05_conformance.cli import main
+from tcgen05_conformance.device.kernel_cache import KernelCache, default_directory
 
 
 class Assembler:

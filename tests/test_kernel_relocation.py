@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import re
 
-from conformance.core.encoding import sdesc
-from conformance.core.program import load
-from conformance.harness.runner import generate_programs
-from device.ptx.kernels import hopper_kernel, tcgen05_kernel
-from generators.programs import hopper_programs
-from generators.sampling import draw_examples
+from tcgen05_conformance.core.encoding import sdesc
+from tcgen05_conformance.core.program import load
+from tcgen05_conformance.harness.runner import generate_programs
+from tcgen05_conformance.device.ptx.kernels import hopper_kernel, tcgen05_kernel
+from tcgen05_conformance.generators.programs import hopper_programs
+from tcgen05_conformance.generators.sampling import draw_examples
 
 
 def _descriptor_moves(text: str) -> list[tuple[str, list[str]]]:

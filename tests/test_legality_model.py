@@ -3,7 +3,7 @@
 Legal instructions are the spec's own Examples (PTX ISA 9.7.16.7-10), given valid descriptors.
 Each minimal violation changes one thing in a legal instruction and must report exactly the
 rule that forbids it. Table 39 is re-stated here from the spec text and compared with
-conformance.core.isa.mma.SHAPE_CLASSES.
+tcgen05_conformance.core.isa.mma.SHAPE_CLASSES.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from dataclasses import replace
 
 import pytest
 
-from conformance.core.encoding import idesc, sdesc, taddr, zcmask
-from conformance.core.encoding.idesc import InstrDescriptor
-from conformance.core.encoding.sdesc import SmemDescriptor
-from conformance.core.encoding.zcmask import ZeroColumnMask
-from conformance.core.instructions import (
+from tcgen05_conformance.core.encoding import idesc, sdesc, taddr, zcmask
+from tcgen05_conformance.core.encoding.idesc import InstrDescriptor
+from tcgen05_conformance.core.encoding.sdesc import SmemDescriptor
+from tcgen05_conformance.core.encoding.zcmask import ZeroColumnMask
+from tcgen05_conformance.core.instructions import (
     MmaSp,
     Tcgen05Alloc,
     Tcgen05Commit,
@@ -31,9 +31,9 @@ from conformance.core.instructions import (
     Tcgen05Wait,
     WgmmaMma,
 )
-from conformance.core.isa import mma
-from conformance.core.isa.targets import TARGETS
-from conformance.core.legality import RULES, check, is_legal
+from tcgen05_conformance.core.isa import mma
+from tcgen05_conformance.core.isa.targets import TARGETS
+from tcgen05_conformance.core.legality import RULES, check, is_legal
 
 # --- Builders ------------------------------------------------------------------------------
 

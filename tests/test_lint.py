@@ -9,11 +9,11 @@ import json
 
 import pytest
 
-from conformance.cli import main
-from conformance.core.encoding import idesc
-from conformance.core.encoding.idesc import InstrDescriptor
-from conformance.harness.runner import generate_programs
-from device.ptx.kernels import instruction_module, ptx_text
+from tcgen05_conformance.cli import main
+from tcgen05_conformance.core.encoding import idesc
+from tcgen05_conformance.core.encoding.idesc import InstrDescriptor
+from tcgen05_conformance.harness.runner import generate_programs
+from tcgen05_conformance.device.ptx.kernels import instruction_module, ptx_text
 from tests.conftest import needs_assembler
 
 # kind::f16, D f32, A/B f16, M = 128, dense, cta_group::1: Table 39 allows N = 8..256 in steps of 8

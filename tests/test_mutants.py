@@ -1,4 +1,4 @@
-"""Mutation testing (`conformance.mutation.mutants`, `conformance.mutation.suite`, `tcgen05-conformance
+"""Mutation testing (`tcgen05_conformance.mutation.mutants`, `tcgen05_conformance.mutation.suite`, `tcgen05-conformance
 mutants`): every mutant changes what the oracle computes on an input built here for the bug it
 plants (written out below, not taken from the suite), `applied()` leaves the oracle exactly as it
 found it, the suite's kill logic, and the command's JSON."""
@@ -16,21 +16,21 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-from conformance.cli import main
-from conformance.core import formats
-from conformance.core import program as program_model
-from conformance.core.encoding import idesc, sdesc, taddr, zcmask
-from conformance.core.instructions import Tcgen05Cp, Tcgen05Ld, Tcgen05Shift, Tcgen05St
-from conformance.core.layouts import smem as smem_operand
-from conformance.core.layouts import tmem as tmem_layout
-from conformance.core.program import Program, SmemSegment, TmemRegion
-from conformance.mutation.mutants import FAMILIES, MUTANTS, ORACLE_PACKAGES, Mutant
-from conformance.mutation.suite import Case, Suite, numeric_cases, outcome
-from oracles import execute, mma
-from oracles.numerics import inner_product
-from generators.numeric_vectors import draw_vectors
+from tcgen05_conformance.cli import main
+from tcgen05_conformance.core import formats
+from tcgen05_conformance.core import program as program_model
+from tcgen05_conformance.core.encoding import idesc, sdesc, taddr, zcmask
+from tcgen05_conformance.core.instructions import Tcgen05Cp, Tcgen05Ld, Tcgen05Shift, Tcgen05St
+from tcgen05_conformance.core.layouts import smem as smem_operand
+from tcgen05_conformance.core.layouts import tmem as tmem_layout
+from tcgen05_conformance.core.program import Program, SmemSegment, TmemRegion
+from tcgen05_conformance.mutation.mutants import FAMILIES, MUTANTS, ORACLE_PACKAGES, Mutant
+from tcgen05_conformance.mutation.suite import Case, Suite, numeric_cases, outcome
+from tcgen05_conformance.oracles import execute, mma
+from tcgen05_conformance.oracles.numerics import inner_product
+from tcgen05_conformance.generators.numeric_vectors import draw_vectors
 
-MATMUL = importlib.import_module("oracles.numerics.matmul")  # the package's `matmul` is the function
+MATMUL = importlib.import_module("tcgen05_conformance.oracles.numerics.matmul")  # the package's `matmul` is the function
 
 PROBES = Path(__file__).resolve().parents[1] / "probes"
 
@@ -251,7 +251,7 @@ WITNESSES: dict[str, Callable[[], Any]] = {
     "sparse-indices-swapped": sparse_dense_a,
     "scale-sf-id-as-column": scale_factor_codes,
     "scale-k96-one-column": scale_factor_codes,
-    "block16-as-block32": lambda: sys.modules["conformance.core.isa.mma"].scale_vector("mxf4nvf4", "block16", False),
+    "block16-as-block32": lambda: sys.modules["tcgen05_conformance.core.isa.mma"].scale_vector("mxf4nvf4", "block16", False),
     "enable-input-d-ignored": lambda: mma._accumulator(dataclasses.replace(mma_op(), enable_input_d=False), "f32", F32_ONE),
     "no-accumulator-plus-zero": lambda: mma._accumulator(dataclasses.replace(mma_op(), enable_input_d=False), "f32", F32_ONE),
     "negate-sub-byte-container-bit": lambda: formats.decode(mma.negate(CODES[:16], "e2m1"), formats.get_format("e2m1")),

@@ -9,16 +9,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.cli import parser
-from conformance.core.encoding import idesc, sdesc
-from conformance.core.instructions import Tcgen05Fence
-from conformance.core.isa import data_movement as dm
-from conformance.core.isa import mma
-from conformance.core.layouts.smem import SWIZZLE_BITS, SWIZZLE_ROW_BYTES
-from conformance.core.layouts.tmem import META_CHUNK_ELEMENTS, a_tmem_container_bits, data_path
-from conformance.core.numeric_profiles import DEFAULT_PROFILE, NUMERIC_PROFILES, PROFILE_NAMES
-from conformance.core.program import Program, ProgramError, dumps, loads
-from oracles.numerics.profiles import PROFILES, unregistered_names
+from tcgen05_conformance.cli import parser
+from tcgen05_conformance.core.encoding import idesc, sdesc
+from tcgen05_conformance.core.instructions import Tcgen05Fence
+from tcgen05_conformance.core.isa import data_movement as dm
+from tcgen05_conformance.core.isa import mma
+from tcgen05_conformance.core.layouts.smem import SWIZZLE_BITS, SWIZZLE_ROW_BYTES
+from tcgen05_conformance.core.layouts.tmem import META_CHUNK_ELEMENTS, a_tmem_container_bits, data_path
+from tcgen05_conformance.core.numeric_profiles import DEFAULT_PROFILE, NUMERIC_PROFILES, PROFILE_NAMES
+from tcgen05_conformance.core.program import Program, ProgramError, dumps, loads
+from tcgen05_conformance.oracles.numerics.profiles import PROFILES, unregistered_names
 
 # --- numeric profiles ---------------------------------------------------------------------------
 

@@ -11,14 +11,14 @@ import json
 import numpy as np
 import pytest
 
-from conformance.cli import main
-from conformance.cli.common import EXIT_FAILED, EXIT_NOTHING_RAN, EXIT_OK, EXIT_USAGE
-from conformance.harness.diff import diff_states
-from conformance.harness.judge import profile_for
-from conformance.assumptions import probe
-from oracles.execute import run
-from oracles.numerics import probes as numeric_probes
-from probes.readings import READINGS, STATE, initial_state
+from tcgen05_conformance.cli import main
+from tcgen05_conformance.cli.common import EXIT_FAILED, EXIT_NOTHING_RAN, EXIT_OK, EXIT_USAGE
+from tcgen05_conformance.harness.diff import diff_states
+from tcgen05_conformance.harness.judge import profile_for
+from tcgen05_conformance.assumptions import probe
+from tcgen05_conformance.oracles.execute import run
+from tcgen05_conformance.oracles.numerics import probes as numeric_probes
+from tcgen05_conformance.probes.readings import READINGS, STATE, initial_state
 from tests.test_probes import ASSUMPTIONS, LINK, table
 
 
@@ -123,7 +123,7 @@ def test_write_ledger_changes_only_the_verdict_cells_of_assumptions_that_ran(tmp
 
 @pytest.mark.parametrize("backend", ["blackwell", "hopper"])
 def test_gpu_backends_without_their_gpu_are_not_runnable_here_with_the_reason(tmp_path, backend, capsys):
-    from conformance.harness.backends.registry import backend_from_spec
+    from tcgen05_conformance.harness.backends.registry import backend_from_spec
 
     reason = backend_from_spec(backend).unavailable_reason()
     if reason is None:
@@ -145,11 +145,11 @@ def test_the_json_option_prints_the_report(tmp_path, capsys):
 
 class StandInHopperRunner:
     """The Hopper batch runner without a GPU: each program's kernel form and inputs are built as on
-    the GPU (`device.hopper_batch`), and D is the oracle's under the profile that judges it."""
+    the GPU (`tcgen05_conformance.device.hopper_batch`), and D is the oracle's under the profile that judges it."""
 
     def run(self, programs, finished) -> None:
-        from device.hopper_batch import pack
-        from device.ptx.kernels import hopper_form, hopper_kernel
+        from tcgen05_conformance.device.hopper_batch import pack
+        from tcgen05_conformance.device.ptx.kernels import hopper_form, hopper_kernel
 
         for i, p in enumerate(programs):
             hopper_kernel(hopper_form(p))
@@ -158,7 +158,7 @@ class StandInHopperRunner:
 
 
 def test_hopper_probes_the_wgmma_assumptions_and_says_why_not_the_others(tmp_path, monkeypatch):
-    from conformance.harness.backends.hopper import NOT_HOPPER, HopperBackend
+    from tcgen05_conformance.harness.backends.hopper import NOT_HOPPER, HopperBackend
 
     monkeypatch.setattr(HopperBackend, "unavailable_reason", lambda self: None)
     monkeypatch.setattr(HopperBackend, "runner", lambda self: StandInHopperRunner())
@@ -174,7 +174,7 @@ def test_hopper_probes_the_wgmma_assumptions_and_says_why_not_the_others(tmp_pat
 
 def test_a_report_dir_in_use_is_refused_before_any_probe_runs(tmp_path, capsys, monkeypatch):
     """A --report-dir another run holds is refused in one line, exit 2, and no probe is run."""
-    from conformance.harness.report import ReportDir
+    from tcgen05_conformance.harness.report import ReportDir
 
     def no_probe(*args):
         raise AssertionError("a probe ran before the report directory was checked")

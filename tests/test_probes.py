@@ -1,5 +1,5 @@
 """The probe programs (probes/, docs/assumptions.md): one per assumption a program settles, each
-loadable, byte for byte what `python -m probes.build` writes, legal or breaking exactly the rule it
+loadable, byte for byte what `python -m tcgen05_conformance.probes.build` writes, legal or breaking exactly the rule it
 means to, run or refused by the oracle as its label says, assembled for its target; and the
 oracle's result checked against the implemented interpretation's prediction, computed here."""
 
@@ -12,16 +12,16 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from conformance.cli import main
-from conformance.core.instructions import Tcgen05Ld, Tcgen05St
-from conformance.core.legality import check
-from conformance.core.program import dumps, load
-from conformance.core.state import MachineState, NotModelled, UndefinedBehaviour
-from device.assembler import assemble
-from device.ptx.kernels import UnsupportedProgram, kernel
-from oracles.execute import run
-from probes import build
-from probes.mma import E2M1_VALUES, quarters
+from tcgen05_conformance.cli import main
+from tcgen05_conformance.core.instructions import Tcgen05Ld, Tcgen05St
+from tcgen05_conformance.core.legality import check
+from tcgen05_conformance.core.program import dumps, load
+from tcgen05_conformance.core.state import MachineState, NotModelled, UndefinedBehaviour
+from tcgen05_conformance.device.assembler import assemble
+from tcgen05_conformance.device.ptx.kernels import UnsupportedProgram, kernel
+from tcgen05_conformance.oracles.execute import run
+from tcgen05_conformance.probes import build
+from tcgen05_conformance.probes.mma import E2M1_VALUES, quarters
 from tests.conftest import needs_assembler
 
 ROOT = Path(__file__).resolve().parents[1]

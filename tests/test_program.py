@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.core.instructions import INSTRUCTION_TYPES, Tcgen05Commit, Tcgen05Cp, Tcgen05Ld, Tcgen05Mma, WgmmaMma
-from conformance.core.isa.targets import TCGEN05_TARGETS
-from conformance.core.operands import DOMAINS
-from conformance.core.program import (
+from tcgen05_conformance.core.instructions import INSTRUCTION_TYPES, Tcgen05Commit, Tcgen05Cp, Tcgen05Ld, Tcgen05Mma, WgmmaMma
+from tcgen05_conformance.core.isa.targets import TCGEN05_TARGETS
+from tcgen05_conformance.core.operands import DOMAINS
+from tcgen05_conformance.core.program import (
     Program,
     ProgramError,
     SmemSegment,
@@ -24,7 +24,7 @@ from conformance.core.program import (
     loads,
     to_json,
 )
-from generators.programs import hopper_programs, tcgen05_programs
+from tcgen05_conformance.generators.programs import hopper_programs, tcgen05_programs
 
 
 @given(st.sampled_from(TCGEN05_TARGETS).flatmap(tcgen05_programs))

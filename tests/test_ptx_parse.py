@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.core.instructions import (
+from tcgen05_conformance.core.instructions import (
     Tcgen05Alloc,
     Tcgen05Commit,
     Tcgen05Cp,
@@ -23,16 +23,16 @@ from conformance.core.instructions import (
     Tcgen05St,
     WgmmaMma,
 )
-from conformance.core.isa.targets import TARGETS
-from conformance.core.legality import check
-from conformance.core.legality.operands import OPERANDS_READ, undecided_rules
-from conformance.core.legality.rules import RULES
-from conformance.core.ptx.inline_asm import asm_statements, read_asm
-from conformance.core.ptx.parse import integer, read_ptx, statements
-from conformance.core.ptx.render import draw_spelling
-from device.ptx.kernels import entry_for
-from generators.instructions import legal_instructions
-from generators.violations import illegal_instructions
+from tcgen05_conformance.core.isa.targets import TARGETS
+from tcgen05_conformance.core.legality import check
+from tcgen05_conformance.core.legality.operands import OPERANDS_READ, undecided_rules
+from tcgen05_conformance.core.legality.rules import RULES
+from tcgen05_conformance.core.ptx.inline_asm import asm_statements, read_asm
+from tcgen05_conformance.core.ptx.parse import integer, read_ptx, statements
+from tcgen05_conformance.core.ptx.render import draw_spelling
+from tcgen05_conformance.device.ptx.kernels import entry_for
+from tcgen05_conformance.generators.instructions import legal_instructions
+from tcgen05_conformance.generators.violations import illegal_instructions
 
 TARGET_NAMES = st.sampled_from(tuple(t for t in TARGETS if t != "sm_80"))
 

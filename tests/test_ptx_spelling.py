@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.core.ptx.render import qualifier_tokens, syntax_key
-from conformance.core.ptx.spelling import QUALIFIERS, QualifierSyntax
-from conformance.lint.spellings import ORDER_PROBES, assemble_lines
-from generators.instructions import legal_instructions
+from tcgen05_conformance.core.ptx.render import qualifier_tokens, syntax_key
+from tcgen05_conformance.core.ptx.spelling import QUALIFIERS, QualifierSyntax
+from tcgen05_conformance.lint.spellings import ORDER_PROBES, assemble_lines
+from tcgen05_conformance.generators.instructions import legal_instructions
 from tests.conftest import needs_assembler
 
 SAMPLE = 24  # orders per probed form and target

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from conformance.core.state import initial_tmem
-from conformance.harness import runner
-from conformance.harness.runner import generate_programs
+from tcgen05_conformance.core.state import initial_tmem
+from tcgen05_conformance.harness import runner
+from tcgen05_conformance.harness.runner import generate_programs
 from tests.fault_backends import PERTURBED_BIT, PLANTED_WORD, Planted
 
 pytest_plugins = ["pytester"]
@@ -41,7 +41,7 @@ def generated(monkeypatch):
 
 def test_the_plugin_is_registered_as_a_pytest11_entry_point():
     [entry] = [e for e in entry_points(group="pytest11") if e.name == "tcgen05-conformance"]
-    assert entry.value == "conformance.harness.pytest_plugin"
+    assert entry.value == "tcgen05_conformance.harness.pytest_plugin"
 
 
 def test_without_the_backend_option_the_plugin_adds_nothing(pytester, generated):
@@ -66,7 +66,7 @@ def test_a_profile_file_judges_the_suite_as_its_name_would(pytester, tmp_path):
     """An inferred profile file (here sm_90a's own datapaths, naming no target) where a name goes."""
     import json
 
-    from oracles.numerics.profiles import PROFILES
+    from tcgen05_conformance.oracles.numerics.profiles import PROFILES
 
     path = tmp_path / "inferred.json"
     path.write_text(json.dumps(PROFILES["sm_90a"].as_dict()))

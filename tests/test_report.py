@@ -23,18 +23,18 @@ import numpy as np
 import pytest
 from hypothesis import strategies as st
 
-from conformance.cli import main
-from conformance.core.encoding import idesc, taddr
-from conformance.core.instructions import MmaSp, Tcgen05Mma, WgmmaMma
-from conformance.core.isa import mma
-from conformance.core.isa.targets import TCGEN05_TARGETS
-from conformance.core.program import load
-from conformance.harness.coverage import coverage
-from conformance.harness.report import junit
-from conformance.harness.runner import generate_programs
-from generators.programs import hopper_programs, tcgen05_programs
-from generators.sampling import draw_examples
-from oracles.execute import run as oracle_run
+from tcgen05_conformance.cli import main
+from tcgen05_conformance.core.encoding import idesc, taddr
+from tcgen05_conformance.core.instructions import MmaSp, Tcgen05Mma, WgmmaMma
+from tcgen05_conformance.core.isa import mma
+from tcgen05_conformance.core.isa.targets import TCGEN05_TARGETS
+from tcgen05_conformance.core.program import load
+from tcgen05_conformance.harness.coverage import coverage
+from tcgen05_conformance.harness.report import junit
+from tcgen05_conformance.harness.runner import generate_programs
+from tcgen05_conformance.generators.programs import hopper_programs, tcgen05_programs
+from tcgen05_conformance.generators.sampling import draw_examples
+from tcgen05_conformance.oracles.execute import run as oracle_run
 from tests.fault_backends import PERTURBED_BIT
 
 PERTURBED = "tests.fault_backends:Perturbed"
@@ -345,7 +345,7 @@ def test_the_printed_replay_hint_reproduces_the_failure_as_printed(tmp_path, mon
     assert f"       {f['replay']}  (in {s['replay_dir']})" in printed
     words = shlex.split(f["replay"])
     assert words[0] == "tcgen05-conformance"
-    done = subprocess.run([sys.executable, "-m", "conformance", *words[1:]], cwd=s["replay_dir"], capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "tcgen05_conformance", *words[1:]], cwd=s["replay_dir"], capture_output=True,
                           text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 1 and f"{f['case_id']} [{PLANTED}] fail" in done.stdout, done.stdout + done.stderr
 
@@ -366,7 +366,7 @@ def test_an_unusable_report_dir_is_refused_before_any_program_is_drawn(tmp_path,
         target.mkdir()
         (target / "cases").symlink_to(tmp_path)
     drawn = []
-    monkeypatch.setattr("conformance.harness.runner.generate_programs", lambda *a, **k: drawn.append(a) or [])
+    monkeypatch.setattr("tcgen05_conformance.harness.runner.generate_programs", lambda *a, **k: drawn.append(a) or [])
     assert main(["run", "--backend", "oracle", "--examples", "2", "--report-dir", str(target)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"tcgen05-conformance: error: --report-dir: report directory {target}") and message in err
@@ -374,7 +374,7 @@ def test_an_unusable_report_dir_is_refused_before_any_program_is_drawn(tmp_path,
 
 
 def test_a_report_dir_in_use_by_another_run_is_refused(tmp_path, capsys):
-    from conformance.harness.report import ReportDir
+    from tcgen05_conformance.harness.report import ReportDir
 
     held = ReportDir(str(tmp_path))
     try:
@@ -398,7 +398,7 @@ def test_reports_replace_a_symlink_instead_of_writing_through_it(tmp_path):
 
 
 def test_reports_that_cannot_be_written_at_the_end_go_to_a_fallback_folder(tmp_path, monkeypatch, capsys):
-    from conformance.harness import report
+    from tcgen05_conformance.harness import report
 
     write = report.ReportDir.write
     reports = str(tmp_path / "reports")
@@ -435,7 +435,7 @@ def test_draw_examples_with_distinct_keys_passes_over_repeats_reproducibly():
 def test_export_checks_its_out_folder_before_drawing(tmp_path, monkeypatch, capsys):
     (tmp_path / "file").write_text("")
     drawn = []
-    monkeypatch.setattr("conformance.harness.runner.generate_programs", lambda *a, **k: drawn.append(a) or [])
+    monkeypatch.setattr("tcgen05_conformance.harness.runner.generate_programs", lambda *a, **k: drawn.append(a) or [])
     assert main(["export", "--examples", "2", "--out", str(tmp_path / "file" / "vectors")]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"tcgen05-conformance: error: --out {tmp_path / 'file' / 'vectors'}: cannot create it") and not drawn

@@ -1,7 +1,7 @@
 """`run --gpus N|all`: a backend that runs on a GPU has its batches run in child processes, one per
 GPU at a time, each pinned to its GPU through CUDA_VISIBLE_DEVICES; the verdicts are those of a
 one-GPU run. No GPU here: stand-in GPU backends (tests/gpu_backends.py) log the device each child
-saw, and the visible GPUs are planted (`device.launch.visible_devices`)."""
+saw, and the visible GPUs are planted (`tcgen05_conformance.device.launch.visible_devices`)."""
 
 import json
 import os
@@ -9,11 +9,11 @@ from collections import defaultdict
 
 import pytest
 
-import device.launch
-from conformance.cli import main
-from conformance.harness.backends.registry import uses_gpu
-from conformance.harness.judge import ERROR, PASS
-from conformance.harness.runner import execute, generate_programs
+import tcgen05_conformance.device.launch
+from tcgen05_conformance.cli import main
+from tcgen05_conformance.harness.backends.registry import uses_gpu
+from tcgen05_conformance.harness.judge import ERROR, PASS
+from tcgen05_conformance.harness.runner import execute, generate_programs
 from tests.fault_backends import planted_programs
 from tests.gpu_backends import NO_DEVICE
 
@@ -123,7 +123,7 @@ def _compared(summary: dict, out) -> dict:
 def test_run_uses_every_visible_gpu_by_default_and_reports_them(gpu_log, tmp_path, monkeypatch, capsys):
     ids = [p.case_id for p in generate_programs(6, 0)]
     monkeypatch.setenv("PLANTED_VERDICTS", f"{ids[1]}=fail {ids[4]}=error")
-    monkeypatch.setattr(device.launch, "visible_devices", lambda: ["0", "1", "2"])
+    monkeypatch.setattr(tcgen05_conformance.device.launch, "visible_devices", lambda: ["0", "1", "2"])
     status, every = _run_summary(RUN, tmp_path / "every")
     assert status == 1 and every["gpus"] == ["0", "1", "2"]
     assert "GPUs: 0, 1, 2" in capsys.readouterr().out
@@ -140,16 +140,16 @@ def test_run_uses_every_visible_gpu_by_default_and_reports_them(gpu_log, tmp_pat
 
 def test_run_without_a_gpu_runs_as_it_always_has(gpu_log, tmp_path, monkeypatch):
     def no_driver():
-        raise device.launch.GpuUnavailable("no CUDA device: no driver")
+        raise tcgen05_conformance.device.launch.GpuUnavailable("no CUDA device: no driver")
 
-    monkeypatch.setattr(device.launch, "visible_devices", no_driver)
+    monkeypatch.setattr(tcgen05_conformance.device.launch, "visible_devices", no_driver)
     status, summary = _run_summary(RUN, tmp_path / "out")
     assert status == 0 and summary["gpus"] == [] and summary["backends"][PLANTED_GPU]["passed"] == 6
     assert _devices_by_child(gpu_log) == {os.getpid(): {NO_DEVICE}}
 
 
 def test_a_run_without_a_gpu_backend_asks_no_driver(tmp_path, monkeypatch):
-    monkeypatch.setattr(device.launch, "visible_devices", lambda: pytest.fail("the driver was asked for GPUs"))
+    monkeypatch.setattr(tcgen05_conformance.device.launch, "visible_devices", lambda: pytest.fail("the driver was asked for GPUs"))
     argv = ["run", "--backend", "tests.fault_backends:Planted", "--reference", PLANTED_REFERENCE, "--examples", "2"]
     status, summary = _run_summary(argv, tmp_path / "out")
     assert status == 0 and summary["gpus"] == []
@@ -166,10 +166,10 @@ def test_a_run_without_a_gpu_backend_asks_no_driver(tmp_path, monkeypatch):
 def test_bad_gpu_counts_are_one_line(argv, visible, status, message, tmp_path, monkeypatch, capsys):
     def listed():
         if visible is None:
-            raise device.launch.GpuUnavailable("no CUDA device: no driver")
+            raise tcgen05_conformance.device.launch.GpuUnavailable("no CUDA device: no driver")
         return visible
 
-    monkeypatch.setattr(device.launch, "visible_devices", listed)
+    monkeypatch.setattr(tcgen05_conformance.device.launch, "visible_devices", listed)
     assert _exit_status([*RUN, *argv, "--report-dir", str(tmp_path / "out")]) == status
     err = capsys.readouterr().err
     assert err.startswith(message) and err.count("\n") == 1, err

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from conformance.cli import main
-from conformance.core.coverpoints import hits
-from conformance.harness.runner import generate_programs, in_shard
+from tcgen05_conformance.cli import main
+from tcgen05_conformance.core.coverpoints import hits
+from tcgen05_conformance.harness.runner import generate_programs, in_shard
 
 EXAMPLES, SEED = 40, 3
 RUN = ["run", "--examples", str(EXAMPLES), "--seed", str(SEED), "--backend", "oracle", "--backend", "tests.fault_backends:Planted"]

@@ -15,15 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from conformance.cli import main
-from conformance.core.program import dumps
-from conformance.harness.backends.registry import backend_from_spec
-from conformance.harness.backends.sim import SimBackend
-from conformance.harness.journal import Journal
-from conformance.harness.runner import execute, generate_programs
-from generators.programs import hopper_programs
-from generators.sampling import draw_examples
-from oracles.execute import run
+from tcgen05_conformance.cli import main
+from tcgen05_conformance.core.program import dumps
+from tcgen05_conformance.harness.backends.registry import backend_from_spec
+from tcgen05_conformance.harness.backends.sim import SimBackend
+from tcgen05_conformance.harness.journal import Journal
+from tcgen05_conformance.harness.runner import execute, generate_programs
+from tcgen05_conformance.generators.programs import hopper_programs
+from tcgen05_conformance.generators.sampling import draw_examples
+from tcgen05_conformance.oracles.execute import run
 
 ADAPTER = str(Path(__file__).resolve().parents[1] / "examples" / "sim_adapter" / "oracle_sim.py")
 FAULT_SIMULATOR = str(Path(__file__).resolve().parent / "fault_simulator.py")
@@ -279,7 +279,7 @@ def test_under_the_supervisor_the_simulator_is_started_once_per_batch(programs, 
 
 @pytest.mark.parametrize("make", ["sparse-3GiB", "dev-zero", "fifo"])
 def test_a_state_file_is_refused_by_its_size_or_kind_before_it_is_read(tmp_path, make):
-    from conformance.harness.export import VectorsError, read_state, state_layout
+    from tcgen05_conformance.harness.export import VectorsError, read_state, state_layout
 
     p = generate_programs(1, 0)[0]
     layout = state_layout(p)
@@ -311,6 +311,6 @@ def test_the_replay_hint_of_a_relative_simulator_command_works_as_printed(tmp_pa
     assert summary["replay_dir"] == str(tmp_path)
     words = shlex.split(failure["replay"])
     assert words[:3] == ["tcgen05-conformance", "replay", f"out/cases/{case_id}.json"]
-    done = subprocess.run([sys.executable, "-m", "conformance", *words[1:]], cwd=summary["replay_dir"], capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "tcgen05_conformance", *words[1:]], cwd=summary["replay_dir"], capture_output=True,
                           text=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
     assert done.returncode == 1 and "simulator state: tmem.bin: holds 100 bytes" in done.stdout, done.stdout + done.stderr

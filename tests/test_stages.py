@@ -1,11 +1,11 @@
-"""Where a run's time goes (`conformance.harness.stages`): the garbage collector's pauses are counted
+"""Where a run's time goes (`tcgen05_conformance.harness.stages`): the garbage collector's pauses are counted
 while a `CollectorPauses` is open and not after, and `take` hands each second out once."""
 
 from __future__ import annotations
 
 import gc
 
-from conformance.harness.stages import CollectorPauses
+from tcgen05_conformance.harness.stages import CollectorPauses
 
 
 def _garbage_with_cycles(n: int = 200_000) -> None:

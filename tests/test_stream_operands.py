@@ -1,6 +1,6 @@
 """Stream data sets on the CPU: the checker kernels' `stream_*` kernels and `sample_rows`,
-compiled for the CPU (device.check_kernels.HOST_STAND_IN, one block of one thread), draw exactly
-what their numpy twin (`generators.stream_operands`) draws, for both kinds of inputs and several
+compiled for the CPU (tcgen05_conformance.device.check_kernels.HOST_STAND_IN, one block of one thread), draw exactly
+what their numpy twin (`tcgen05_conformance.generators.stream_operands`) draws, for both kinds of inputs and several
 format triples; and checks that trust neither: exact codes come from their tables, discriminating
 codes are the operand stream's (`numeric_stream.codes`), metadata nibbles are legal and name the
 columns `stream_columns` reports, filler differs between tiles, an element is the same whichever
@@ -15,10 +15,10 @@ from typing import Callable
 import numpy as np
 import pytest
 
-from conformance.numerics import gpu_checker as gc
-from device.check_kernels import JOB_KERNELS
-from generators import numeric_stream as ns
-from generators import stream_operands as so
+from tcgen05_conformance.numerics import gpu_checker as gc
+from tcgen05_conformance.device.check_kernels import JOB_KERNELS
+from tcgen05_conformance.generators import numeric_stream as ns
+from tcgen05_conformance.generators import stream_operands as so
 
 SEED = 20261125
 FORMATS = [("f16", "f16", "f32"), ("e4m3", "e5m2", "f32"), ("tf32", "tf32", "f32"), ("s8", "u8", "s32"),
@@ -148,7 +148,7 @@ def check_sample_rows(run: Run) -> None:
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory) -> Run:
-    from device.check_kernels import host_library
+    from tcgen05_conformance.device.check_kernels import host_library
 
     if shutil.which("g++") is None:
         pytest.skip("g++ not found: the CPU build of the checker kernels needs a C++ compiler")
@@ -181,7 +181,7 @@ def test_sample_rows_gathers_three_arrays_in_one_buffer(run):
 
 @pytest.mark.parametrize("formats", FORMATS, ids=[".".join(f) for f in FORMATS])
 def test_exact_codes_come_from_their_tables(run, formats):
-    from generators.operand_images import exact_codes
+    from tcgen05_conformance.generators.operand_images import exact_codes
 
     s = spec(formats, "exact")
     tables = exact_codes(formats[0]), exact_codes(formats[1]), exact_codes(formats[2], accumulator=True)

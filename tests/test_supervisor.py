@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-from conformance.cli import main
-from conformance.harness.backends.registry import backend_from_spec
-from conformance.harness.supervisor import run_supervised
+from tcgen05_conformance.cli import main
+from tcgen05_conformance.harness.backends.registry import backend_from_spec
+from tcgen05_conformance.harness.supervisor import run_supervised
 from tests.fault_backends import planted_programs
 
 OBSERVED, ERROR = "observed", "error"
@@ -104,7 +104,7 @@ def test_a_factory_that_makes_no_backend_is_a_one_line_error_naming_what_is_miss
 
 def test_the_child_ends_when_its_parent_is_killed(tmp_path):
     log = tmp_path / "log"
-    driver = ("from conformance.harness.supervisor import run_supervised\nfrom tests.fault_backends import planted_programs\n"
+    driver = ("from tcgen05_conformance.harness.supervisor import run_supervised\nfrom tests.fault_backends import planted_programs\n"
               f"run_supervised({PLANTED!r}, None, planted_programs('hang'), timeout_s=600, batch_size=1)\n")
     env = dict(os.environ, PLANTED_LOG=str(log), PYTHONPATH=os.getcwd())
     parent = subprocess.Popen([sys.executable, "-c", driver], env=env)

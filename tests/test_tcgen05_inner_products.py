@@ -10,13 +10,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conformance.numerics import measure
-from conformance.harness.stages import Stages
-from device import tcgen05_inner_products as tc
-from device.assembler import assemble
-from oracles.execute import run
-from oracles.numerics import inner_product
-from generators.numeric_vectors import mix
+from tcgen05_conformance.numerics import measure
+from tcgen05_conformance.harness.stages import Stages
+from tcgen05_conformance.device import tcgen05_inner_products as tc
+from tcgen05_conformance.device.assembler import assemble
+from tcgen05_conformance.oracles.execute import run
+from tcgen05_conformance.oracles.numerics import inner_product
+from tcgen05_conformance.generators.numeric_vectors import mix
 from tests.conftest import needs_assembler
 
 REPRESENTATIVE = ["tcgen05.f16.f16.f32", "tcgen05.f8f6f4.e3m2.f16", "tcgen05.mxf4nvf4.e2m1.f32.block16.ue4m3",
@@ -196,7 +196,7 @@ def test_plumbing_check_names_the_step_that_fails(monkeypatch, fault, step, word
 
 
 def test_plumbing_check_reports_a_faulting_kernel(monkeypatch):
-    from device.gpu_worker import KernelFailed
+    from tcgen05_conformance.device.gpu_worker import KernelFailed
 
     def fail(worker, p):
         raise KernelFailed("run", "CUDA_ERROR_ILLEGAL_INSTRUCTION")

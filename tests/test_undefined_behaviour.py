@@ -15,20 +15,20 @@ import re
 import pytest
 from hypothesis import strategies as st
 
-from conformance.core.encoding import sdesc as sdesc_codec
-from conformance.core.encoding import taddr as taddr_codec
-from conformance.core.instructions import MmaSp, Tcgen05Cp, Tcgen05Ld, Tcgen05Mma, Tcgen05Shift, Tcgen05St, WgmmaMma
-from conformance.core.isa.targets import TCGEN05_TARGETS
-from conformance.core.legality import RULES, check, undefined_behaviour
-from conformance.core.legality.rules import PROGRAM
-from conformance.core.program import SMEM_BYTES, Program, SmemSegment
-from conformance.core.state import NotModelled, UndefinedBehaviour
-from conformance.harness.runner import target_with
-from generators.instructions import shape_classes_for_target
-from generators.programs import data_movement_forms, data_movement_programs, hopper_programs, tcgen05_programs
-from generators.sampling import draw_examples
-from oracles.execute import run
-from probes import build
+from tcgen05_conformance.core.encoding import sdesc as sdesc_codec
+from tcgen05_conformance.core.encoding import taddr as taddr_codec
+from tcgen05_conformance.core.instructions import MmaSp, Tcgen05Cp, Tcgen05Ld, Tcgen05Mma, Tcgen05Shift, Tcgen05St, WgmmaMma
+from tcgen05_conformance.core.isa.targets import TCGEN05_TARGETS
+from tcgen05_conformance.core.legality import RULES, check, undefined_behaviour
+from tcgen05_conformance.core.legality.rules import PROGRAM
+from tcgen05_conformance.core.program import SMEM_BYTES, Program, SmemSegment
+from tcgen05_conformance.core.state import NotModelled, UndefinedBehaviour
+from tcgen05_conformance.harness.runner import target_with
+from tcgen05_conformance.generators.instructions import shape_classes_for_target
+from tcgen05_conformance.generators.programs import data_movement_forms, data_movement_programs, hopper_programs, tcgen05_programs
+from tcgen05_conformance.generators.sampling import draw_examples
+from tcgen05_conformance.oracles.execute import run
+from tcgen05_conformance.probes import build
 
 ROWS_16B = sdesc_codec.encode(sdesc_codec.SmemDescriptor(0, 16, 128))  # cp rows of 16 bytes, back to back from byte 0
 CP_BYTES = 128 * 16  # .128x128b reads 128 rows of 16 bytes

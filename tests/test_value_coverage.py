@@ -9,21 +9,21 @@ import json
 import numpy as np
 import pytest
 
-from conformance.core import coverpoints as cov
-from conformance.core.encoding import taddr as taddr_codec
-from conformance.core.encoding import zcmask as zcmask_codec
-from conformance.core.instructions import Tcgen05Ld
-from conformance.core.isa import mma
-from conformance.core.isa.targets import TCGEN05_TARGETS
-from conformance.core.isa.targets import target as target_named
-from conformance.core.program import Program, TmemRegion
-from conformance.harness.report import value_coverage_markdown, value_heat_map_svg
-from conformance.harness.value_coverage import value_coverage
-from generators.instructions import tcgen05_mma
-from generators.programs import Palette, tcgen05_programs
-from generators.sampling import draw_examples
-from generators.value_programs import value_programs
-from oracles.execute import run
+from tcgen05_conformance.core import coverpoints as cov
+from tcgen05_conformance.core.encoding import taddr as taddr_codec
+from tcgen05_conformance.core.encoding import zcmask as zcmask_codec
+from tcgen05_conformance.core.instructions import Tcgen05Ld
+from tcgen05_conformance.core.isa import mma
+from tcgen05_conformance.core.isa.targets import TCGEN05_TARGETS
+from tcgen05_conformance.core.isa.targets import target as target_named
+from tcgen05_conformance.core.program import Program, TmemRegion
+from tcgen05_conformance.harness.report import value_coverage_markdown, value_heat_map_svg
+from tcgen05_conformance.harness.value_coverage import value_coverage
+from tcgen05_conformance.generators.instructions import tcgen05_mma
+from tcgen05_conformance.generators.programs import Palette, tcgen05_programs
+from tcgen05_conformance.generators.sampling import draw_examples
+from tcgen05_conformance.generators.value_programs import value_programs
+from tcgen05_conformance.oracles.execute import run
 
 # IEEE 754-2019 binary16 encodings: +0, -0, the smallest subnormal, the smallest normal, the
 # largest finite, the infinities and a quiet NaN.
@@ -144,8 +144,8 @@ def test_summary_and_reports_carry_value_coverage():
 
 
 def test_an_absolute_leading_dimension_address_counts_only_where_it_is_read():
-    from conformance.core.encoding import sdesc
-    from generators.value_programs import _lbo_absolute_aim
+    from tcgen05_conformance.core.encoding import sdesc
+    from tcgen05_conformance.generators.value_programs import _lbo_absolute_aim
 
     point = f"mma.desc.B.{cov.LBO_ABSOLUTE_READ}"
     p = draw_examples(_lbo_absolute_aim({point}), 1, 5)[0]
@@ -156,7 +156,7 @@ def test_an_absolute_leading_dimension_address_counts_only_where_it_is_read():
 
 
 def test_run_require_coverage_exits_4_when_a_reachable_coverpoint_is_missed(tmp_path, capsys):
-    from conformance.cli import main
+    from tcgen05_conformance.cli import main
 
     # Two programs draw no random ones, so no aimed ones either: most coverpoints stay missed.
     args = ["run", "--backend", "oracle", "--examples", "2", "--report-dir", str(tmp_path)]

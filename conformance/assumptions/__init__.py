@@ -4,6 +4,6 @@ a verdict per assumption (`tcgen05-conformance probe`).
 
 from __future__ import annotations
 
-from conformance.assumptions.probe import run_probes, write_ledger, write_outputs
+from tcgen05_conformance.assumptions.probe import run_probes, write_ledger, write_outputs
 
 __all__ = ["run_probes", "write_ledger", "write_outputs"]

@@ -1,14 +1,14 @@
 """`probe`: run every probe of the assumptions ledger (docs/assumptions.md) that a backend can
 execute, and the numeric probe vectors as tcgen05.mma programs, and give a verdict per assumption.
 
-Each probe program's readings (`probes.readings.READINGS`) predict an outcome: the adopted one is
+Each probe program's readings (`tcgen05_conformance.probes.readings.READINGS`) predict an outcome: the adopted one is
 the oracle's state of the program (or undefined, where the oracle refuses it); an alternative is
 the oracle's state of a rewritten program, an explicit image, a fault, or only "another state".
 A program's verdict compares the backend's observation with them:
 
 - `confirmed`: the observation is the adopted reading's (its state bit for bit; for an undefined
   adopted reading, a fault, or a state no alternative predicts);
-- `refuted`: it is not: the first differing words decoded as `conformance.harness.diff` decodes a
+- `refuted`: it is not: the first differing words decoded as `tcgen05_conformance.harness.diff` decodes a
   failure, and the alternatives whose prediction matches what was seen;
 - `not runnable here`: the backend skipped the program (why: another architecture, no GPU, no
   kernel for the form).
@@ -27,21 +27,21 @@ from pathlib import Path
 
 import numpy as np
 
-from conformance.core.instructions import Tcgen05Mma
-from conformance.core.isa import mma as isa
-from conformance.core.program import Program
-from conformance.core.state import MachineState, NotModelled, UndefinedBehaviour
-from conformance.harness.backends.base import STATE, Observation, observes
-from conformance.harness.diff import diff_states
-from conformance.harness.judge import profile_for
-from conformance.harness.report import ReportDir
-from conformance.harness.runner import Observer, source_revision
-from oracles.execute import run
-from oracles.numerics import probes as numeric_probes
-from probes.build import probes as ledger_probes
-from probes.images import Images, codes
-from probes.mma import idesc_word, operands
-from probes.readings import ADOPTED, FAULT, OTHER, READINGS, REFUSED, STATE as PREDICTS_STATE, UNDEFINED, Reading, Readings
+from tcgen05_conformance.core.instructions import Tcgen05Mma
+from tcgen05_conformance.core.isa import mma as isa
+from tcgen05_conformance.core.program import Program
+from tcgen05_conformance.core.state import MachineState, NotModelled, UndefinedBehaviour
+from tcgen05_conformance.harness.backends.base import STATE, Observation, observes
+from tcgen05_conformance.harness.diff import diff_states
+from tcgen05_conformance.harness.judge import profile_for
+from tcgen05_conformance.harness.report import ReportDir
+from tcgen05_conformance.harness.runner import Observer, source_revision
+from tcgen05_conformance.oracles.execute import run
+from tcgen05_conformance.oracles.numerics import probes as numeric_probes
+from tcgen05_conformance.probes.build import probes as ledger_probes
+from tcgen05_conformance.probes.images import Images, codes
+from tcgen05_conformance.probes.mma import idesc_word, operands
+from tcgen05_conformance.probes.readings import ADOPTED, FAULT, OTHER, READINGS, REFUSED, STATE as PREDICTS_STATE, UNDEFINED, Reading, Readings
 
 CONFIRMED, REFUTED, NOT_RUNNABLE = "confirmed", "refuted", "not runnable here"
 VERDICTS = (REFUTED, CONFIRMED, NOT_RUNNABLE)  # an assumption's verdict: the first of these any of its programs has
@@ -101,7 +101,7 @@ def _differs(program: Program, expected: MachineState, actual: MachineState) -> 
 
 
 def ledger_programs() -> list[ProbeProgram]:
-    """Every probe program of the ledger (`probes.build`), with its assumption's readings."""
+    """Every probe program of the ledger (`tcgen05_conformance.probes.build`), with its assumption's readings."""
     return [ProbeProgram(p.assumption, p.name, p.labelled(), READINGS[p.assumption]) for p in ledger_probes()]
 
 
@@ -350,7 +350,7 @@ def write_outputs(report: dict, folder: ReportDir) -> list[str]:
     """probe.json and probe.html in the report directory `folder` (written atomically); the paths."""
     import json
 
-    from conformance.harness.report import probe_page
+    from tcgen05_conformance.harness.report import probe_page
 
     return [folder.write("probe.json", json.dumps(report, indent=1, sort_keys=True) + "\n"),
             folder.write("probe.html", probe_page(report))]

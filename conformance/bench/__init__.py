@@ -4,6 +4,6 @@ per second (`oracle_throughput`).
 
 from __future__ import annotations
 
-from conformance.bench.oracle_throughput import bench
+from tcgen05_conformance.bench.oracle_throughput import bench
 
 __all__ = ["bench"]

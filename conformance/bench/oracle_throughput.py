@@ -21,17 +21,17 @@ from typing import Callable
 
 import numpy as np
 
-from conformance.core.encoding import idesc, sdesc
-from conformance.core.instructions import Tcgen05Mma
-from conformance.core.isa.mma import TYPE_BITS
-from conformance.core.layouts.smem import element_bit_addresses, storage_for
-from conformance.core.program import Program, SmemSegment
-from generators.operand_images import exact_codes, write_bits
-from oracles import mma
-from oracles.numerics import PROFILES, inner_product
-from oracles.numerics.reference import datapath_reference, exact_reference
-from oracles.numerics.sampling import random_bits
-from oracles.state import initial_state
+from tcgen05_conformance.core.encoding import idesc, sdesc
+from tcgen05_conformance.core.instructions import Tcgen05Mma
+from tcgen05_conformance.core.isa.mma import TYPE_BITS
+from tcgen05_conformance.core.layouts.smem import element_bit_addresses, storage_for
+from tcgen05_conformance.core.program import Program, SmemSegment
+from tcgen05_conformance.generators.operand_images import exact_codes, write_bits
+from tcgen05_conformance.oracles import mma
+from tcgen05_conformance.oracles.numerics import PROFILES, inner_product
+from tcgen05_conformance.oracles.numerics.reference import datapath_reference, exact_reference
+from tcgen05_conformance.oracles.numerics.sampling import random_bits
+from tcgen05_conformance.oracles.state import initial_state
 
 INNER_PRODUCT_CASES = [  # (profile, input, accumulator, K)
     ("sm_100a", "f16", "f32", 16),

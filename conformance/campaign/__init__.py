@@ -7,7 +7,7 @@ the integer checker; `stream` draws the operand data sets on the GPU; `kernels` 
 
 from __future__ import annotations
 
-from conformance.campaign.run import Run, Settings, campaign
-from conformance.campaign.kernels import fill
+from tcgen05_conformance.campaign.run import Run, Settings, campaign
+from tcgen05_conformance.campaign.kernels import fill
 
 __all__ = ["Run", "Settings", "campaign", "fill"]

@@ -3,7 +3,7 @@ oracle still reads each program's operands (its layout model: descriptors, swizz
 sparsity metadata, imm-scale, scale-d), and the checker (`oracles/numerics/checker.h`, generated
 from the judging profile's datapath) computes every inner product, on the GPU beside the tensor
 core (`GpuReference`) or on the CPU through the same kernel source (`HostReference`, g++),
-straight into the words the tensor-core kernel stores (`device.hopper_batch.d_word_elements`).
+straight into the words the tensor-core kernel stores (`tcgen05_conformance.device.hopper_batch.d_word_elements`).
 
 The Python model stays the reference: the producer evaluates every N-th program of a chunk with it
 (`model_sample`, one call of the model per key), and the worker compares the checker's D of those
@@ -21,12 +21,12 @@ from typing import Sequence
 
 import numpy as np
 
-from conformance.numerics.gpu_checker import THREADS, checker_kernels_source, grid_for
-from device.check_kernels import JOB_KERNELS
-from device.hopper_batch import d_word_elements, unpack_d
-from device.ptx.kernels import HopperForm
-from oracles.numerics import checker
-from oracles.numerics.matmul import MatrixProduct, evaluate
+from tcgen05_conformance.numerics.gpu_checker import THREADS, checker_kernels_source, grid_for
+from tcgen05_conformance.device.check_kernels import JOB_KERNELS
+from tcgen05_conformance.device.hopper_batch import d_word_elements, unpack_d
+from tcgen05_conformance.device.ptx.kernels import HopperForm
+from tcgen05_conformance.oracles.numerics import checker
+from tcgen05_conformance.oracles.numerics.matmul import MatrixProduct, evaluate
 
 CONSTANTS_KEPT = 1024  # arrays kept on a GPU across launches (a form's word table: up to 128 KiB)
 
@@ -177,9 +177,9 @@ def word_table(form: HopperForm) -> tuple[np.ndarray, int]:
 def checker_module(gpu, arch: str, cache_dir: str | None = None):
     """The checker's kernels (`checker_kernels_source`) compiled by NVRTC for `arch`, loaded on `gpu`
     (once per GPU worker, while the producers start); with `cache_dir`, the cubin is kept there
-    (`device.kernel_cache`, keyed by NVRTC's version and the source) for later runs."""
-    from device.check_kernels import compile_cubin, nvrtc_version
-    from device.kernel_cache import KernelCache
+    (`tcgen05_conformance.device.kernel_cache`, keyed by NVRTC's version and the source) for later runs."""
+    from tcgen05_conformance.device.check_kernels import compile_cubin, nvrtc_version
+    from tcgen05_conformance.device.kernel_cache import KernelCache
 
     if cache_dir is None:
         return gpu.load_cubin(compile_cubin(checker_kernels_source(), arch))
@@ -216,7 +216,7 @@ class HostReference:
     """`reference_products` compiled for this CPU (g++), for runs without a GPU and for tests."""
 
     def __init__(self, directory: str | None = None):
-        from device.check_kernels import host_library
+        from tcgen05_conformance.device.check_kernels import host_library
 
         self.library = host_library(checker_kernels_source(), directory or tempfile.mkdtemp(prefix="campaign-checker-"))
 

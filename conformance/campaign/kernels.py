@@ -1,7 +1,7 @@
 """Every kernel a Hopper campaign can launch, assembled into the kernel cache ahead of a run
 (`cache fill`). A campaign with a cold cache assembles each kernel form the first time a producer
 meets it: 6,251 forms in a 12,000,000-program run on an H100's host, whose GPU then waited 26 s of
-63 s for them (reports/hopper/session17). The forms are finite (`generators.hopper_forms`), so
+63 s for them (reports/hopper/session17). The forms are finite (`tcgen05_conformance.generators.hopper_forms`), so
 assembling them all once, on any machine with nvJitLink (no GPU needed; the folder can be copied to
 or shared with the GPU machines), leaves a campaign nothing to assemble."""
 
@@ -12,12 +12,12 @@ import sys
 import time
 from typing import Callable, TextIO
 
-from conformance.core.instructions import MmaSp, WgmmaMma
-from conformance.core.program import Program
-from conformance.campaign.run import TARGET
-from device.kernel_cache import KernelCache
-from device.ptx.kernels import hopper_kernel
-from generators.hopper_forms import modelled_hopper_forms
+from tcgen05_conformance.core.instructions import MmaSp, WgmmaMma
+from tcgen05_conformance.core.program import Program
+from tcgen05_conformance.campaign.run import TARGET
+from tcgen05_conformance.device.kernel_cache import KernelCache
+from tcgen05_conformance.device.ptx.kernels import hopper_kernel
+from tcgen05_conformance.generators.hopper_forms import modelled_hopper_forms
 
 FORMS_PER_TASK = 32
 PROGRESS_EVERY_S = 10.0

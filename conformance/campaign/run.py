@@ -12,16 +12,16 @@ from (`draw`):
   counter-based operand stream; the producer judges each instruction by itself, ships the tables
   that place every byte of its data sets, and rebuilds every `cross_check_every`-th program on
   the host for the Python model (the sample), the integer checker computing every D on the GPU;
-- HOST_DRAW (`prepare`, `generators.programs.hopper_program_sets`): the producer draws them and
+- HOST_DRAW (`prepare`, `tcgen05_conformance.generators.programs.hopper_program_sets`): the producer draws them and
   computes the expected D under the profile the judge picks for each (`sm_90a`,
   `sm_90a.mma_sync` for mma.sp) in one of two ways (`numerics`): MODEL, the reference (any
   backend spec that observes states, default the oracle) observes all of them at once
   (`expected_states`); CHECKER, the oracle reads each program's operands
-  (`oracles.execute.matrix_products`) and the GPU worker computes D from them with the integer
+  (`tcgen05_conformance.oracles.execute.matrix_products`) and the GPU worker computes D from them with the integer
   checker (`campaign_checker`), the Python model evaluating every `cross_check_every`-th program.
 
 Any difference between the checker and the model stops the run. The producer then takes each
-kernel form's cubin from the kernel cache (`device.kernel_cache`, assembling the forms it lacks)
+kernel form's cubin from the kernel cache (`tcgen05_conformance.device.kernel_cache`, assembling the forms it lacks)
 and packs the programs of each form into one launch. The prepared chunk goes to a spool file (in
 /dev/shm where there is one); only its name travels to the main process, which hands it to a GPU
 worker as soon as one is free. Every producer works while at most `READY_PER_GPU` chunks per GPU
@@ -41,7 +41,7 @@ hands the chunk's other launches out again. A batch names no launch: when one fa
 run again one launch group at a time (`ChunkState.careful`), where a group that fails again is
 charged alone. The other GPUs keep working meanwhile.
 
-Every stage is timed (`conformance.harness.stages`): in the producers draw, reference (with
+Every stage is timed (`tcgen05_conformance.harness.stages`): in the producers draw, reference (with
 HOST_DRAW and the checker, the operands), kernel text, assemble, pack, model (the checker's
 sample), spool and wait (blocked on the bound); in the GPU workers wait (idle, no chunk handed
 to it), read (the spool file), load (kernels), draw (GPU_DRAW), copy in, launch, read back,
@@ -79,28 +79,28 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
-from conformance.core.program import Program, dumps
-from conformance.harness.backends.base import Observation
-from conformance.harness.backends.registry import DEFAULT_REFERENCE
-from conformance.harness.judge import CaseResult, profile_for
-from conformance.campaign.checker import (
+from tcgen05_conformance.core.program import Program, dumps
+from tcgen05_conformance.harness.backends.base import Observation
+from tcgen05_conformance.harness.backends.registry import DEFAULT_REFERENCE
+from tcgen05_conformance.harness.judge import CaseResult, profile_for
+from tcgen05_conformance.campaign.checker import (
     GpuReference, HostReference, Operands, checker_module, disagreement, model_sample, operands,
 )
-from conformance.campaign.stream import (
+from tcgen05_conformance.campaign.stream import (
     GPU_IDLE, IDLE_GAPS_MS, GpuStream, StreamBatch, StreamGroup, StreamPrograms, StreamResult, checker_differs, drawn_differently, host_draw,
     idle_gap_key, stream_batch, stream_group, stream_parameters, stream_result,
 )
-from conformance.harness.stages import CollectorPauses, Stages
-from device.hopper_batch import Batch, pack, pack_d, unpack_d
-from device.kernel_cache import CACHE_ENV, KernelCache, default_directory
-from device.ptx.kernels import HopperForm, UnsupportedProgram, hopper_form, hopper_kernel
-from generators import stream_operands
-from generators.programs import INPUTS, hopper_instructions, hopper_program_sets
-from generators.sampling import draw_examples, seed_only_draws
-from oracles.execute import matrix_products
-from oracles.hopper import instruction_issue
-from oracles.numerics.checker import CrossCheckError
-from oracles.numerics.matmul import MatrixProduct, evaluate
+from tcgen05_conformance.harness.stages import CollectorPauses, Stages
+from tcgen05_conformance.device.hopper_batch import Batch, pack, pack_d, unpack_d
+from tcgen05_conformance.device.kernel_cache import CACHE_ENV, KernelCache, default_directory
+from tcgen05_conformance.device.ptx.kernels import HopperForm, UnsupportedProgram, hopper_form, hopper_kernel
+from tcgen05_conformance.generators import stream_operands
+from tcgen05_conformance.generators.programs import INPUTS, hopper_instructions, hopper_program_sets
+from tcgen05_conformance.generators.sampling import draw_examples, seed_only_draws
+from tcgen05_conformance.oracles.execute import matrix_products
+from tcgen05_conformance.oracles.hopper import instruction_issue
+from tcgen05_conformance.oracles.numerics.checker import CrossCheckError
+from tcgen05_conformance.oracles.numerics.matmul import MatrixProduct, evaluate
 
 CHUNK = 200  # programs per producer task
 DEFAULT_DATA_SETS = 32  # operand data sets (programs) per drawn instruction (the command line's for --draw host)
@@ -145,7 +145,7 @@ def expected_states(programs: Sequence[Program], reference: str = DEFAULT_REFERE
     as for run; None: each program's architecture's own) and the reference's observation of it (the expected
     D, or why there is none); with `together`, the reference observes the programs in one call
     (the oracle evaluates their inner products in vectorised batches), else one at a time."""
-    from conformance.harness.runner import reference_observations
+    from tcgen05_conformance.harness.runner import reference_observations
 
     if together:
         observations, profiles = reference_observations(list(programs), reference, profile)
@@ -157,8 +157,8 @@ def expected_states(programs: Sequence[Program], reference: str = DEFAULT_REFERE
 def verdict(p: Program, reference: str, expected: Observation, d: np.ndarray) -> CaseResult:
     """The verdict on the D the GPU gave against the reference's, as `run` judges it (a fail
     carries the decoded diff)."""
-    from conformance.harness.backends.hopper import observed_state
-    from conformance.harness.judge import state_result
+    from tcgen05_conformance.harness.backends.hopper import observed_state
+    from tcgen05_conformance.harness.judge import state_result
 
     return state_result(p, reference, expected, Observation(p.case_id, state=observed_state(p, d)))
 
@@ -531,8 +531,8 @@ class GpuLauncher:
     """The worker's GPU (the one CUDA_VISIBLE_DEVICES leaves it), which must run sm_90a code."""
 
     def __init__(self, index: int):
-        from device.target_gpu import hopper_gpu
-        from device.hopper_batch import HopperRunner
+        from tcgen05_conformance.device.target_gpu import hopper_gpu
+        from tcgen05_conformance.device.hopper_batch import HopperRunner
 
         self.gpu = hopper_gpu("campaign")
         self.runner = HopperRunner(self.gpu, TARGET)

@@ -1,5 +1,5 @@
 """The campaign's stream data sets (`campaign --draw gpu`): each drawn instruction's data sets are
-drawn on the GPU from the counter-based operand stream (`generators.stream_data_sets`), so the
+drawn on the GPU from the counter-based operand stream (`tcgen05_conformance.generators.stream_data_sets`), so the
 host draws instructions only, never operand data, and nothing but tables crosses to the GPU.
 
 A producer draws a chunk's instructions, judges each by itself (its judging profile, whether the
@@ -26,17 +26,17 @@ from functools import cache
 
 import numpy as np
 
-from conformance.core.instructions import MmaSp, WgmmaMma
-from conformance.core.isa.mma import TYPE_BITS
-from conformance.core.program import Program
-from conformance.campaign.checker import Operands, word_table
-from conformance.numerics.gpu_checker import THREADS, grid_for
-from device.check_kernels import JOB_KERNELS
-from device.hopper_batch import control_records, pack, pack_d, register_bytes, unpack_d
-from device.ptx.kernels import HopperForm
-from generators import stream_operands as so
-from generators.stream_data_sets import Metadata, stream_layout, stream_programs
-from oracles.numerics import checker
+from tcgen05_conformance.core.instructions import MmaSp, WgmmaMma
+from tcgen05_conformance.core.isa.mma import TYPE_BITS
+from tcgen05_conformance.core.program import Program
+from tcgen05_conformance.campaign.checker import Operands, word_table
+from tcgen05_conformance.numerics.gpu_checker import THREADS, grid_for
+from tcgen05_conformance.device.check_kernels import JOB_KERNELS
+from tcgen05_conformance.device.hopper_batch import control_records, pack, pack_d, register_bytes, unpack_d
+from tcgen05_conformance.device.ptx.kernels import HopperForm
+from tcgen05_conformance.generators import stream_operands as so
+from tcgen05_conformance.generators.stream_data_sets import Metadata, stream_layout, stream_programs
+from tcgen05_conformance.oracles.numerics import checker
 
 REGISTER_OPS = {"a": so.OP_A, "b": so.OP_B, "c": so.OP_C}
 GPU_IDLE = "idle"  # GpuStream's seconds between batches: not busy time
@@ -372,7 +372,7 @@ class StreamBatch:
     """The launch plan of stream groups queued together (a chunk's, or in a careful rerun one
     group's), laid out by the producer before any device address exists: one arena holds every
     array (offset 0 is never used: it is the null pointer), and every kernel but the tensor core's
-    runs once over a table of jobs (`device.kernel_jobs`), one job per group and operand.
+    runs once over a table of jobs (`tcgen05_conformance.device.kernel_jobs`), one job per group and operand.
 
     The arena: a null pad, the groups' inputs (`arrays[i].inputs`), the job tables (`own`, at
     `own_at`), the results (`results_at`: each program's count of differing words, zeros when
@@ -571,7 +571,7 @@ class GpuStream:
     (it stays near zero while the worker keeps the next batch queued)."""
 
     def __init__(self, gpu, module, seconds: Counter):
-        from device.launch import Pinned
+        from tcgen05_conformance.device.launch import Pinned
 
         self.gpu, self.seconds, self.module = gpu, seconds, module
         self.kernels: dict[str, object] = {}

@@ -1,4 +1,4 @@
-"""The `tcgen05-conformance` command (also `python -m conformance`).
+"""The `tcgen05-conformance` command (also `python -m tcgen05_conformance`).
 
 One module per subcommand (or family of subcommands) in this package, each with `add(subparsers)`,
 which builds its parser, and a handler per subcommand; `main` parses, dispatches and turns errors
@@ -15,10 +15,10 @@ import sys
 import tempfile
 import traceback
 
-from conformance.cli import (
+from tcgen05_conformance.cli import (
     bench, cache, campaign, decode, fuzz, legality, mutants, numerics, peers, probe, ptx, report, runs, vectors,
 )
-from conformance.cli.common import (
+from tcgen05_conformance.cli.common import (
     EXIT_INTERNAL,
     EXIT_NOTHING_RAN,
     EXIT_USAGE,
@@ -28,7 +28,7 @@ from conformance.cli.common import (
     Parser,
     UsageError,
 )
-from conformance.core.inputs import printable
+from tcgen05_conformance.core.inputs import printable
 
 SUBCOMMANDS = (runs, report, legality, decode, ptx, vectors, numerics, probe, campaign, cache, bench, mutants, fuzz, peers)
 
@@ -46,8 +46,8 @@ def parser() -> Parser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from conformance.core.encoding.bitfields import EncodingError
-    from conformance.core.program import ProgramError
+    from tcgen05_conformance.core.encoding.bitfields import EncodingError
+    from tcgen05_conformance.core.program import ProgramError
 
     argv = sys.argv[1:] if argv is None else list(argv)
     args = parser().parse_args(argv)
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _save_traceback(e: Exception, argv: list[str]) -> str:
     """Where the traceback of `e` was written (a new file in the temporary folder), or why not."""
-    from conformance import __version__
+    from tcgen05_conformance import __version__
 
     try:
         fd, path = tempfile.mkstemp(prefix=f"{PROG}-traceback-", suffix=".txt")

@@ -1,10 +1,10 @@
-"""`bench`: the oracle's throughput, per inner product and per whole MMA (`conformance.bench.oracle_throughput`)."""
+"""`bench`: the oracle's throughput, per inner product and per whole MMA (`tcgen05_conformance.bench.oracle_throughput`)."""
 
 from __future__ import annotations
 
 import argparse
 
-from conformance.cli.common import EXIT_FAILED, EXIT_OK, command_line, count, print_json
+from tcgen05_conformance.cli.common import EXIT_FAILED, EXIT_OK, command_line, count, print_json
 
 BATCH_LIMIT = 10**7
 
@@ -21,7 +21,7 @@ def add(sub) -> None:
 def cmd_bench(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from conformance.bench.oracle_throughput import bench
+    from tcgen05_conformance.bench.oracle_throughput import bench
 
     result = bench(batch=args.batch)
     result["command"] = command_line(args)

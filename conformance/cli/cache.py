@@ -1,4 +1,4 @@
-"""`cache info|clear|fill`: the kernel cache the campaign keeps across runs (`device.kernel_cache`),
+"""`cache info|clear|fill`: the kernel cache the campaign keeps across runs (`tcgen05_conformance.device.kernel_cache`),
 and every kernel a campaign can launch assembled into it ahead of a run (`tools.campaign_kernels`)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import argparse
 import os
 import sys
 
-from conformance.cli.common import EXIT_FAILED, EXIT_OK, JOBS_LIMIT, count, print_json
+from tcgen05_conformance.cli.common import EXIT_FAILED, EXIT_OK, JOBS_LIMIT, count, print_json
 
 
 def add(sub) -> None:
@@ -33,7 +33,7 @@ def add(sub) -> None:
 
 
 def _cache():
-    from device.kernel_cache import KernelCache, default_directory
+    from tcgen05_conformance.device.kernel_cache import KernelCache, default_directory
 
     return KernelCache(default_directory())
 
@@ -54,7 +54,7 @@ def cmd_clear(args: argparse.Namespace) -> int:
 
 
 def cmd_fill(args: argparse.Namespace) -> int:
-    from conformance.campaign.kernels import fill
+    from tcgen05_conformance.campaign.kernels import fill
 
     cache = _cache()
     done = fill(cache.directory, args.jobs, sys.stderr)

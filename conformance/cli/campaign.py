@@ -1,5 +1,5 @@
 """`campaign`: a large differential run of Hopper programs on every sm_90 GPU of the host, the work
-spread over every core (`conformance.campaign.run`)."""
+spread over every core (`tcgen05_conformance.campaign.run`)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import os
 import shutil
 import sys
 
-from conformance.cli.common import (
+from tcgen05_conformance.cli.common import (
     EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, GPU_EXIT_STATUSES, JOBS_LIMIT, PROFILE_FILE_HELP, NothingRan, UsageError, backend_spec,
     command_line, count, gpus, hopper_gpu_or_skip, machine, output_file, output_folder, profile_spec, seconds, seed, shard,
     visible_gpus, write_json,
 )
-from conformance.harness.backends.registry import DEFAULT_REFERENCE
+from tcgen05_conformance.harness.backends.registry import DEFAULT_REFERENCE
 
 PROGRAM_LIMIT = 10**9
 
@@ -131,9 +131,9 @@ def cmd_campaign(args: argparse.Namespace) -> int:
     if not args.host_only:
         hopper_gpu_or_skip("campaign")
     devices = devices_for(args)
-    from conformance.campaign import run as tool
-    from device.kernel_cache import default_directory
-    from oracles.numerics.checker import CrossCheckError
+    from tcgen05_conformance.campaign import run as tool
+    from tcgen05_conformance.device.kernel_cache import default_directory
+    from tcgen05_conformance.oracles.numerics.checker import CrossCheckError
 
     data_sets = args.data_sets or DATA_SETS[draw]
     settings = tool.Settings(args.programs, args.seed, data_sets, not args.no_batch_oracle, default_directory(), args.shard,

@@ -14,7 +14,7 @@ import platform
 import shlex
 from typing import Any, Callable, NoReturn
 
-from conformance.core.inputs import MAX_EXAMPLES, MAX_SEED, MAX_TIMEOUT_S, printable
+from tcgen05_conformance.core.inputs import MAX_EXAMPLES, MAX_SEED, MAX_TIMEOUT_S, printable
 
 PROG = "tcgen05-conformance"
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_NOTHING_RAN = 0, 1, 2, 3, 5
@@ -51,8 +51,8 @@ class Parser(argparse.ArgumentParser):
 
 def backend_spec(text: str) -> str:
     """A backend spec (`oracle`, `sim:CMD`, `MODULE:FACTORY`, ...), refused while parsing when it
-    names none (`conformance.harness.backends.registry`, imported only when one is given)."""
-    from conformance.harness.backends.registry import spec_problem
+    names none (`tcgen05_conformance.harness.backends.registry`, imported only when one is given)."""
+    from tcgen05_conformance.harness.backends.registry import spec_problem
 
     problem = spec_problem(text)
     if problem:
@@ -67,16 +67,16 @@ def profile_spec(text: str) -> str:
     """A numeric profile: a name (`exact`, `sm_90a`, an instruction variant such as
     `sm_90a.mma_sync`) or a profile file, loaded here so that a bad one is refused while parsing
     (the model is imported only for a file)."""
-    from conformance.core.numeric_profiles import PROFILE_NAMES
+    from tcgen05_conformance.core.numeric_profiles import PROFILE_NAMES
 
     if text.split(".")[0] in PROFILE_NAMES and not text.endswith(".json"):
-        from oracles.numerics.profiles import PROFILES
+        from tcgen05_conformance.oracles.numerics.profiles import PROFILES
 
         if text in PROFILES:
             return text
         raise argparse.ArgumentTypeError(f"unknown profile {text!r}; profiles: {', '.join(PROFILES)}, "
                                          "or a profile JSON file")
-    from oracles.numerics.profiles import get_profile
+    from tcgen05_conformance.oracles.numerics.profiles import get_profile
 
     try:
         get_profile(text)
@@ -190,9 +190,9 @@ def output_folder(text: str) -> str:
 
 def visible_gpus(requested: int | None) -> list[str]:
     """The GPUs `--gpus` asks for, one CUDA_VISIBLE_DEVICES value each (a worker process pinned to
-    one sees that GPU alone): the first `requested` of those `device.launch.visible_devices` lists,
+    one sees that GPU alone): the first `requested` of those `tcgen05_conformance.device.launch.visible_devices` lists,
     or all of them for None. UsageError when fewer are visible, NothingRan when no CUDA driver is."""
-    from device.launch import GpuUnavailable, visible_devices
+    from tcgen05_conformance.device.launch import GpuUnavailable, visible_devices
 
     try:
         visible = visible_devices()
@@ -204,10 +204,10 @@ def visible_gpus(requested: int | None) -> list[str]:
 
 
 def hopper_gpu_or_skip(command: str, target: str = "sm_90a"):
-    """The GPU a device tool runs on (`device.target_gpu`: sm_90 unless `target` says
+    """The GPU a device tool runs on (`tcgen05_conformance.device.target_gpu`: sm_90 unless `target` says
     otherwise), or NothingRan saying which of cuda-core, a GPU or a GPU of the target this machine lacks."""
-    from device.target_gpu import hopper_gpu
-    from device.launch import GpuUnavailable
+    from tcgen05_conformance.device.target_gpu import hopper_gpu
+    from tcgen05_conformance.device.launch import GpuUnavailable
 
     try:
         return hopper_gpu(command, target)

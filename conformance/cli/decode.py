@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 from dataclasses import asdict
 
-from conformance.cli.common import EXIT_OK, UsageError, print_json
-from conformance.core.encoding import idesc, sdesc, taddr, zcmask
-from conformance.core.isa.mma import KINDS, SHAPE_CLASSES
+from tcgen05_conformance.cli.common import EXIT_OK, UsageError, print_json
+from tcgen05_conformance.core.encoding import idesc, sdesc, taddr, zcmask
+from tcgen05_conformance.core.isa.mma import KINDS, SHAPE_CLASSES
 
 # A zero-column mask is an operand of .ws MMAs only (PTX ISA 9.7.16.10.9.3): M and N of Table 39's .ws rows.
 ZCMASK_M = tuple(sorted({c.m for c in SHAPE_CLASSES if c.ws}))

@@ -1,6 +1,6 @@
 """`fuzz`: malformed program files and damaged recorded-vector folders through the readers
-(`conformance.fuzz.inputs`), or with --simulator faulty simulators through the `sim:`
-protocol (`conformance.fuzz.simulator`), counted (issue 15's measurements, reports/fuzz/)."""
+(`tcgen05_conformance.fuzz.inputs`), or with --simulator faulty simulators through the `sim:`
+protocol (`tcgen05_conformance.fuzz.simulator`), counted (issue 15's measurements, reports/fuzz/)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import argparse
 import os
 from pathlib import Path
 
-from conformance.cli.common import (
+from tcgen05_conformance.cli.common import (
     EXIT_FAILED, EXIT_OK, PROFILE_FILE_HELP, command_line, count, machine, output_folder, print_json, profile_spec, seed, seconds,
     write_json,
 )
@@ -40,9 +40,9 @@ def add(sub) -> None:
 
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
-    from conformance.fuzz import inputs as fuzz_inputs
-    from conformance.fuzz import simulator as fuzz_simulator
-    from conformance.fuzz.inputs import HANG, RECORDED, TRACEBACK
+    from tcgen05_conformance.fuzz import inputs as fuzz_inputs
+    from tcgen05_conformance.fuzz import simulator as fuzz_simulator
+    from tcgen05_conformance.fuzz.inputs import HANG, RECORDED, TRACEBACK
 
     if args.simulator:
         tool, name, readers = fuzz_simulator, "fuzz-simulator", ("simulator",)

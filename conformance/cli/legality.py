@@ -6,8 +6,8 @@ import argparse
 import sys
 from dataclasses import asdict
 
-from conformance.cli.common import EXIT_FAILED, EXIT_OK, command_line, examples, print_json, seed
-from conformance.core.isa.targets import TARGETS
+from tcgen05_conformance.cli.common import EXIT_FAILED, EXIT_OK, command_line, examples, print_json, seed
+from tcgen05_conformance.core.isa.targets import TARGETS
 
 
 def add(sub) -> None:
@@ -22,7 +22,7 @@ def add(sub) -> None:
 def cmd_legality(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from conformance.harness.against_assembler import run_legality
+    from tcgen05_conformance.harness.against_assembler import run_legality
 
     progress = None if args.json else (lambda message: print(message, file=sys.stderr))
     report = run_legality(args.arch, args.examples, args.seed, progress)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import difflib
 
-from conformance.cli.common import EXIT_FAILED, EXIT_OK, UsageError, command_line, examples, print_json, seed
+from tcgen05_conformance.cli.common import EXIT_FAILED, EXIT_OK, UsageError, command_line, examples, print_json, seed
 
 
 def add(sub) -> None:
@@ -21,8 +21,8 @@ def add(sub) -> None:
 def cmd_mutants(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from conformance.mutation.mutants import MUTANTS
-    from conformance.mutation.suite import MIN_SCORE, run_mutants
+    from tcgen05_conformance.mutation.mutants import MUTANTS
+    from tcgen05_conformance.mutation.suite import MIN_SCORE, run_mutants
 
     for name in args.only or ():
         if name not in MUTANTS:

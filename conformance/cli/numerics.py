@@ -12,12 +12,12 @@ import os
 import sys
 from collections.abc import Callable
 
-from conformance.cli.common import (
+from tcgen05_conformance.cli.common import (
     EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_STATUSES, GPU_EXIT_STATUSES, JOBS_LIMIT, PROFILE_FILE_HELP, NothingRan, UsageError,
     backend_spec, command_line, count, hopper_gpu_or_skip, machine, output_file, output_folder, print_json, profile_spec, seed,
     write_json,
 )
-from oracles.numerics.profiles import PARAMETERS as DATAPATH_PARAMETERS
+from tcgen05_conformance.oracles.numerics.profiles import PARAMETERS as DATAPATH_PARAMETERS
 
 COUNT_LIMIT = 10**12
 CATCH_RATE_DATAPATHS = ("f16:f32", "bf16:f32", "e4m3:f32", "f16:f16", "e4m3:f16")
@@ -86,7 +86,7 @@ def add_measure(sub) -> None:
 
 
 def cmd_measure(args: argparse.Namespace) -> int:
-    from conformance.numerics.measure import (
+    from tcgen05_conformance.numerics.measure import (
         COMBINATIONS, MIXED_FP8, measure, select, stage_table, tcgen05_combinations,
     )
 
@@ -126,8 +126,8 @@ def cmd_measure(args: argparse.Namespace) -> int:
 def _on_gpu_checker(command: str, spelled: str, work: Callable[[], dict]) -> dict | None:
     """The report of `work`, a run of the GPU checker: NothingRan (naming `spelled`) without NVRTC;
     None, said on stderr, when the checker and the Python model disagree (the caller exits 3)."""
-    from device.check_kernels import NvrtcError
-    from oracles.numerics.checker import CrossCheckError
+    from tcgen05_conformance.device.check_kernels import NvrtcError
+    from tcgen05_conformance.oracles.numerics.checker import CrossCheckError
 
     try:
         return work()
@@ -139,7 +139,7 @@ def _on_gpu_checker(command: str, spelled: str, work: Callable[[], dict]) -> dic
 
 
 def _measure_on_gpu(args: argparse.Namespace, gpu, chosen, profile: str) -> int:
-    from conformance.numerics.gpu_checker import check, markdown
+    from tcgen05_conformance.numerics.gpu_checker import check, markdown
 
     report = _on_gpu_checker("numerics measure", "numerics measure --checker gpu", lambda: check(
         gpu, chosen, args.count, args.seed, profile, args.jobs, args.cross_check,
@@ -209,9 +209,9 @@ def _infer_backend(text: str) -> str:
 
 
 def cmd_infer(args: argparse.Namespace) -> int:
-    from conformance.numerics.infer import run_command, summary_lines
-    from conformance.numerics.sources import SimulatorError, SourceUnavailable
-    from oracles.numerics import VectorFileError
+    from tcgen05_conformance.numerics.infer import run_command, summary_lines
+    from tcgen05_conformance.numerics.sources import SimulatorError, SourceUnavailable
+    from tcgen05_conformance.oracles.numerics import VectorFileError
 
     try:
         report, status = run_command(args, command_line(args))
@@ -255,7 +255,7 @@ def cmd_proof(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     gpu = hopper_gpu_or_skip("numerics proof") if args.backend == "hopper" else None
-    from conformance.numerics.proof import prove
+    from tcgen05_conformance.numerics.proof import prove
 
     report = prove(gpu, Path(args.out), args.per_format, args.seed, args.jobs, command_line(args))
     return EXIT_OK if report["passed"] else EXIT_FAILED
@@ -290,9 +290,9 @@ def add_agree(sub) -> None:
 def cmd_agree(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from conformance.numerics.infer import agreement, source_for_backend
-    from conformance.numerics.sources import SimulatorError, SourceUnavailable
-    from oracles.numerics import VectorFileError
+    from tcgen05_conformance.numerics.infer import agreement, source_for_backend
+    from tcgen05_conformance.numerics.sources import SimulatorError, SourceUnavailable
+    from tcgen05_conformance.oracles.numerics import VectorFileError
 
     formats = [f.strip() for f in args.formats.split(",")] if args.formats else None
     try:
@@ -339,8 +339,8 @@ def add_fit(sub) -> None:
 def cmd_fit(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from conformance.numerics.fit import fit
-    from oracles.numerics import VectorFileError
+    from tcgen05_conformance.numerics.fit import fit
+    from tcgen05_conformance.oracles.numerics import VectorFileError
 
     try:
         report = fit(args.path, args.profile)
@@ -410,8 +410,8 @@ def add_sweep(sub) -> None:
 def cmd_sweep(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from conformance.numerics.gpu_checker import sweep
-    from conformance.numerics.measure import select
+    from tcgen05_conformance.numerics.gpu_checker import sweep
+    from tcgen05_conformance.numerics.measure import select
 
     chosen = select(args.only)
     if not chosen:
@@ -462,10 +462,10 @@ def add_catch_rates(sub) -> None:
 def cmd_catch_rates(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from conformance.core.formats import get_format
-    from conformance.numerics.catch_rates import TARGETS, catch_rates
-    from generators.numeric_vectors import FAMILIES
-    from oracles.numerics.profiles import get_profile
+    from tcgen05_conformance.core.formats import get_format
+    from tcgen05_conformance.numerics.catch_rates import TARGETS, catch_rates
+    from tcgen05_conformance.generators.numeric_vectors import FAMILIES
+    from tcgen05_conformance.oracles.numerics.profiles import get_profile
 
     datapaths = args.datapaths or [_datapath(d) for d in CATCH_RATE_DATAPATHS]
     profile = get_profile(args.profile)
@@ -508,7 +508,7 @@ def add_probes(sub) -> None:
 def cmd_probes(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from oracles.numerics.probes import table
+    from tcgen05_conformance.oracles.numerics.probes import table
 
     rows = table()
     if args.json:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from conformance.cli.common import EXIT_FAILED, EXIT_OK, NothingRan, command_line, print_json
+from tcgen05_conformance.cli.common import EXIT_FAILED, EXIT_OK, NothingRan, command_line, print_json
 
 
 def add(sub) -> None:
@@ -19,8 +19,8 @@ def cmd_peers(args: argparse.Namespace) -> int:
     nothing runs (one line saying why) without a C++ compiler or the nvidia-cutlass package."""
     from tabulate import tabulate
 
-    from conformance.peers.cutlass import cross_check
-    from conformance.peers.cutlass_toolchain import PeersUnavailable
+    from tcgen05_conformance.peers.cutlass import cross_check
+    from tcgen05_conformance.peers.cutlass_toolchain import PeersUnavailable
 
     try:
         report = cross_check()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from conformance.cli.common import (
+from tcgen05_conformance.cli.common import (
     EXIT_FAILED,
     EXIT_NOTHING_RAN,
     EXIT_OK,
@@ -20,7 +20,7 @@ from conformance.cli.common import (
     UsageError,
     seconds,
 )
-from conformance.cli.runs import BACKEND_HELP
+from tcgen05_conformance.cli.runs import BACKEND_HELP
 
 VERDICT_EXIT = (f"{EXIT_STATUSES}; {EXIT_FAILED} when an assumption is refuted, {EXIT_NOTHING_RAN} when no probe is runnable "
                 "on this backend here (no GPU, another architecture)")
@@ -49,7 +49,7 @@ def add(sub) -> None:
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
-    from conformance.harness.report import ReportDir, ReportDirError
+    from tcgen05_conformance.harness.report import ReportDir, ReportDirError
 
     try:  # checked and taken before the first probe runs
         folder = ReportDir(args.report_dir)
@@ -64,7 +64,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
 def _probe(args: argparse.Namespace, folder) -> int:
     from tabulate import tabulate
 
-    from conformance.assumptions.probe import LEDGER, NOT_RUNNABLE, REFUTED, run_probes, write_ledger, write_outputs
+    from tcgen05_conformance.assumptions.probe import LEDGER, NOT_RUNNABLE, REFUTED, run_probes, write_ledger, write_outputs
 
     report = run_probes(args.backend, args.timeout)
     report["command"] = command_line(args)

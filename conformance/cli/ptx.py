@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from conformance.cli.common import EXIT_FAILED, EXIT_OK, UsageError, command_line, print_json, write_json
-from conformance.core.isa.targets import TARGETS
+from tcgen05_conformance.cli.common import EXIT_FAILED, EXIT_OK, UsageError, command_line, print_json, write_json
+from tcgen05_conformance.core.isa.targets import TARGETS
 
 
 def add(sub) -> None:
@@ -45,7 +45,7 @@ def add(sub) -> None:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
-    from conformance.lint.verdicts import LintInputError, format_text, lint
+    from tcgen05_conformance.lint.verdicts import LintInputError, format_text, lint
 
     try:
         report = lint(args.files, args.arch)
@@ -60,8 +60,8 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from conformance.core.program import dumps
-    from conformance.lint.program_import import PtxImportError, import_ptx
+    from tcgen05_conformance.core.program import dumps
+    from tcgen05_conformance.lint.program_import import PtxImportError, import_ptx
 
     try:
         with open(args.file, encoding="utf-8") as f:
@@ -89,7 +89,7 @@ def _progress(message: str) -> None:
 
 
 def cmd_spellings(args: argparse.Namespace) -> int:
-    from conformance.lint.spellings import run
+    from tcgen05_conformance.lint.spellings import run
 
     report = run(args.seed, _progress)
     report["command"] = command_line(args)
@@ -98,7 +98,7 @@ def cmd_spellings(args: argparse.Namespace) -> int:
 
 
 def cmd_lint_agreement(args: argparse.Namespace) -> int:
-    from conformance.lint.agreement import passed, run
+    from tcgen05_conformance.lint.agreement import passed, run
 
     report = run(args.arch, args.examples, args.seed, _progress)
     report["command"] = command_line(args)

@@ -1,12 +1,12 @@
 """`report merge`: the report folders of a run's shards (`run --shard I/N`) combined into the
-report of the whole run (`conformance.harness.merge`)."""
+report of the whole run (`tcgen05_conformance.harness.merge`)."""
 
 from __future__ import annotations
 
 import argparse
 import os
 
-from conformance.cli.common import EXIT_COVERAGE_MISSED, EXIT_FAILED, EXIT_OK, UsageError, output_folder
+from tcgen05_conformance.cli.common import EXIT_COVERAGE_MISSED, EXIT_FAILED, EXIT_OK, UsageError, output_folder
 
 
 def add(sub) -> None:
@@ -27,7 +27,7 @@ def add(sub) -> None:
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
-    from conformance.harness.merge import merge
+    from tcgen05_conformance.harness.merge import merge
 
     for folder in args.folders:
         if not os.path.isdir(folder):

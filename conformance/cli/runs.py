@@ -10,7 +10,7 @@ import os
 import sys
 import time
 
-from conformance.cli.common import (
+from tcgen05_conformance.cli.common import (
     EXIT_COVERAGE_MISSED,
     EXIT_FAILED,
     EXIT_NOTHING_RAN,
@@ -33,11 +33,11 @@ from conformance.cli.common import (
     shard,
     visible_gpus,
 )
-from conformance.core.inputs import printable
-from conformance.core.numeric_profiles import PROFILE_NAMES
-from conformance.harness.backends.registry import BACKENDS, DEFAULT_BACKENDS, DEFAULT_REFERENCE, REGISTERED, uses_gpu
-from conformance.harness.journal import Journal
-from conformance.harness.supervisor import DEFAULT_BATCH_SIZE
+from tcgen05_conformance.core.inputs import printable
+from tcgen05_conformance.core.numeric_profiles import PROFILE_NAMES
+from tcgen05_conformance.harness.backends.registry import BACKENDS, DEFAULT_BACKENDS, DEFAULT_REFERENCE, REGISTERED, uses_gpu
+from tcgen05_conformance.harness.journal import Journal
+from tcgen05_conformance.harness.supervisor import DEFAULT_BATCH_SIZE
 
 BACKEND_HELP = ("a registered backend (" + "; ".join(f"{name}: {what}" for name, (_, what) in REGISTERED.items())
                 + "), a simulator as sim:CMD (docs/simulators.md), or a plugin's factory as MODULE:FACTORY")
@@ -105,8 +105,8 @@ FAILURES_PRINTED = 5  # failures the console lists (the reports list them all)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from conformance.harness import runner
-    from conformance.harness.report import ReportDir, ReportDirError
+    from tcgen05_conformance.harness import runner
+    from tcgen05_conformance.harness.report import ReportDir, ReportDirError
 
     started = time.perf_counter()
     backends = args.backend or list(DEFAULT_BACKENDS)
@@ -168,9 +168,9 @@ def _write_run_reports(args: argparse.Namespace, outcome, folder, duration: floa
     fails, a new folder in the temporary directory (said on stderr), so that no result is lost."""
     import tempfile
 
-    from conformance.harness import runner
-    from conformance.harness.merge import RESULTS_FILE
-    from conformance.harness.report import ReportDir, report_files
+    from tcgen05_conformance.harness import runner
+    from tcgen05_conformance.harness.merge import RESULTS_FILE
+    from tcgen05_conformance.harness.report import ReportDir, report_files
 
     summary = runner.summary(outcome, args.seed, args.examples, duration, ["tcgen05-conformance", *args.argv],
                              args.profile, args.shard, args.report_dir)
@@ -204,7 +204,7 @@ def _write_run_reports(args: argparse.Namespace, outcome, folder, duration: floa
 def _print_run(args: argparse.Namespace, summary: dict, paths: list[str]) -> int:
     """The run on the console (what was checked, each backend's counts adding up to the cases,
     skips by reason, the first failures) and its exit status."""
-    from conformance.harness.report import checked_lines, headline
+    from tcgen05_conformance.harness.report import checked_lines, headline
 
     cov = summary["coverage"]
     for name, b in summary["backends"].items():
@@ -252,8 +252,8 @@ def add_replay(sub) -> None:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from conformance.harness import runner
-    from conformance.harness.export import load_case
+    from tcgen05_conformance.harness import runner
+    from tcgen05_conformance.harness.export import load_case
 
     p, case_profile = load_case(args.case)
     outcome = runner.execute([p], args.backend or list(DEFAULT_BACKENDS), args.profile or case_profile,
@@ -285,8 +285,8 @@ def add_export(sub) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from conformance.harness import runner
-    from conformance.harness.export import INDEX_FILE, export
+    from tcgen05_conformance.harness import runner
+    from tcgen05_conformance.harness.export import INDEX_FILE, export
 
     if os.path.lexists(args.out) and not os.path.isdir(args.out):
         raise UsageError(f"--out {args.out}: exists and is not a directory")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from conformance.cli.common import EXIT_FAILED, EXIT_OK, PROFILE_FILE_HELP, UsageError, command_line, print_json, profile_spec
-from conformance.core.numeric_profiles import PROFILE_NAMES
+from tcgen05_conformance.cli.common import EXIT_FAILED, EXIT_OK, PROFILE_FILE_HELP, UsageError, command_line, print_json, profile_spec
+from tcgen05_conformance.core.numeric_profiles import PROFILE_NAMES
 
 
 def add(sub) -> None:
@@ -25,7 +25,7 @@ def add(sub) -> None:
 def cmd_vectors(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from oracles.numerics import VectorFileError, check_vectors
+    from tcgen05_conformance.oracles.numerics import VectorFileError, check_vectors
 
     try:
         result = check_vectors(args.dir, args.profile)

@@ -1,12 +1,12 @@
 """Value coverpoints: the operand values a conformance run must exercise, as data, and which of them
 a program hits.
 
-Instruction forms are counted by `conformance.harness.coverage`; a bug that only shows for some
+Instruction forms are counted by `tcgen05_conformance.harness.coverage`; a bug that only shows for some
 operand *values* (a scale code, a signed zero, an accumulation past 2^31) passes every form. Each
 coverpoint names one value class of one operand of one instruction kind, with its ISA reference:
 
 * element values of A and B per `.kind` and element type (Tables 39, 42-44; the number formats of
-  `conformance.core.formats`): zero of each sign, a subnormal, the smallest and largest normal,
+  `tcgen05_conformance.core.formats`): zero of each sign, a subnormal, the smallest and largest normal,
   infinities and NaN where the format has them; every code of the 4/6-bit formats; the integer
   extremes;
 * the accumulator C (D as read) the same way, and .kind::i8 sums beyond the s32 range with and
@@ -22,7 +22,7 @@ coverpoint names one value class of one operand of one instruction kind, with it
   9.7.16.4.1.1: a K-major row longer than the two 16-byte chunks at the start address).
 
 `hits(program)` is a pure function of the program: its initial images read through the layout
-facts (`conformance.core.layouts`), no oracle. An operation's operand values are read only while
+facts (`tcgen05_conformance.core.layouts`), no oracle. An operation's operand values are read only while
 the memories are still the initial ones (up to and including the first operation that writes
 them), which is every generated MMA program and the first operation of a data-movement program.
 """
@@ -34,23 +34,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from conformance.core.encoding import sdesc as sdesc_codec
-from conformance.core.encoding import taddr as taddr_codec
-from conformance.core.encoding import zcmask as zcmask_codec
-from conformance.core.formats import FINITE, INF, NAN, ZERO, FloatFormat, IntFormat, decode, get_format
-from conformance.core.images import Images, initial_images
-from conformance.core.instructions import Instruction, Tcgen05Cp, Tcgen05Ld, Tcgen05Mma, Tcgen05Shift, Tcgen05St, WgmmaMma
-from conformance.core.isa import data_movement as dm
-from conformance.core.isa import mma as isa
-from conformance.core.isa.targets import TARGETS, TCGEN05_TARGETS
-from conformance.core.isa.targets import target as target_named
-from conformance.core.layouts.ldst import fragment_cells
-from conformance.core.layouts.mma_shape import MmaShape, shape_of
-from conformance.core.layouts.operands import block_scales, operand_a, operand_b
-from conformance.core.layouts.smem import storage_for
-from conformance.core.layouts.tmem import d_positions
-from conformance.core.program import Program
-from conformance.core.state import UndefinedBehaviour
+from tcgen05_conformance.core.encoding import sdesc as sdesc_codec
+from tcgen05_conformance.core.encoding import taddr as taddr_codec
+from tcgen05_conformance.core.encoding import zcmask as zcmask_codec
+from tcgen05_conformance.core.formats import FINITE, INF, NAN, ZERO, FloatFormat, IntFormat, decode, get_format
+from tcgen05_conformance.core.images import Images, initial_images
+from tcgen05_conformance.core.instructions import Instruction, Tcgen05Cp, Tcgen05Ld, Tcgen05Mma, Tcgen05Shift, Tcgen05St, WgmmaMma
+from tcgen05_conformance.core.isa import data_movement as dm
+from tcgen05_conformance.core.isa import mma as isa
+from tcgen05_conformance.core.isa.targets import TARGETS, TCGEN05_TARGETS
+from tcgen05_conformance.core.isa.targets import target as target_named
+from tcgen05_conformance.core.layouts.ldst import fragment_cells
+from tcgen05_conformance.core.layouts.mma_shape import MmaShape, shape_of
+from tcgen05_conformance.core.layouts.operands import block_scales, operand_a, operand_b
+from tcgen05_conformance.core.layouts.smem import storage_for
+from tcgen05_conformance.core.layouts.tmem import d_positions
+from tcgen05_conformance.core.program import Program
+from tcgen05_conformance.core.state import UndefinedBehaviour
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """C++ built for this CPU with g++ and loaded with ctypes: the host builds of the integer checker
-(`oracles.numerics.checker.HostChecker`) and of the GPU's kernels (`device.check_kernels.host_library`),
+(`tcgen05_conformance.oracles.numerics.checker.HostChecker`) and of the GPU's kernels (`tcgen05_conformance.device.check_kernels.host_library`),
 which tests and GPU-less runs use in place of NVRTC's builds of the same source."""
 
 from __future__ import annotations

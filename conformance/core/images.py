@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from conformance.core.isa import data_movement as dm
-from conformance.core.program import SMEM_BYTES, Program
-from conformance.core.state import UndefinedBehaviour, initial_smem, initial_tmem
+from tcgen05_conformance.core.isa import data_movement as dm
+from tcgen05_conformance.core.program import SMEM_BYTES, Program
+from tcgen05_conformance.core.state import UndefinedBehaviour, initial_smem, initial_tmem
 
 
 @dataclass
@@ -62,6 +62,6 @@ class Images:
 
 
 def initial_images(p: Program) -> Images:
-    """The memories before the program's first operation (`conformance.core.state`'s images)."""
+    """The memories before the program's first operation (`tcgen05_conformance.core.state`'s images)."""
     smem, defined = initial_smem(p)
     return Images(smem, defined, initial_tmem(p))

@@ -90,7 +90,7 @@ class Tcgen05St:
     unpack: bool = False
     taddr: int = 0
     split_offset: int | None = None
-    values_seed: int = 0  # the stored registers: oracles.data_movement.st_registers
+    values_seed: int = 0  # the stored registers: tcgen05_conformance.oracles.data_movement.st_registers
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,12 @@
 """Bounded caches for pure functions of hashable arguments that are asked for again and again
 with the same arguments: a campaign draws every instruction with several operand data sets
-(`generators.programs.hopper_data_sets`), and the generator, the oracle and the packer each
+(`tcgen05_conformance.generators.programs.hopper_data_sets`), and the generator, the oracle and the packer each
 recompute the instruction's layouts (decoded descriptors, element addresses, register
 fragments) for every one of them.
 
 `memo(maxsize)` caches a function (`functools.lru_cache`) and registers the cache; `clear()`
 empties them all. The values are computed from functions and tables that a mutant of the oracle
-(`conformance.mutation.mutants`) replaces while it is applied, so it clears them on entry and exit.
+(`tcgen05_conformance.mutation.mutants`) replaces while it is applied, so it clears them on entry and exit.
 Arrays a cached function returns are read-only (`frozen`): a caller writing into one would change
 what every later caller is given.
 """

@@ -1,6 +1,6 @@
 """The numeric profiles by name: which tensor-core arithmetic a reference computes results with,
 and the architecture each models. This is the one list that programs, the CLI and the pytest
-plugin offer. The models themselves are `oracles.numerics.profiles.PROFILES` (a floor above this
+plugin offer. The models themselves are `tcgen05_conformance.oracles.numerics.profiles.PROFILES` (a floor above this
 one), which checks its registry against this table when it is imported.
 """
 

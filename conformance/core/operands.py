@@ -1,6 +1,6 @@
 """What each instruction field may hold: the qualifier sets of the ISA syntax blocks and the widths
 and ranges of the operands, one entry per (opcode, field). The program loader refuses any other
-value, naming its JSON path; the legality model (conformance.core.legality) then judges the
+value, naming its JSON path; the legality model (tcgen05_conformance.core.legality) then judges the
 combinations of values that are each possible.
 
 Booleans (a qualifier present or absent) take their type's two values and have no entry.
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from conformance.core.isa import data_movement as dm
-from conformance.core.isa import hopper, mma
+from tcgen05_conformance.core.isa import data_movement as dm
+from tcgen05_conformance.core.isa import hopper, mma
 
 _T = "PTX ISA 9.7.16"
 
@@ -104,7 +104,7 @@ DOMAINS: dict[tuple[str, str], Domain] = {
     ("tcgen05.st", "num"): _LDST_NUM,
     ("tcgen05.st", "taddr"): _TADDR,
     ("tcgen05.st", "split_offset"): _SPLIT_OFFSET,
-    # Not an operand: the seed of the stored registers (oracles.data_movement.st_registers).
+    # Not an operand: the seed of the stored registers (tcgen05_conformance.oracles.data_movement.st_registers).
     ("tcgen05.st", "values_seed"): Domain(range(0, 1 << 64), "this project: a 64-bit seed of the stored values"),
     ("tcgen05.wait", "what"): _one_of(dm.WAITS, f"{_T}.8.5: .wait_operation"),
     ("tcgen05.fence", "what"): _one_of(dm.FENCES, f"{_T}.11.1: tcgen05.fence variants"),

@@ -21,13 +21,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-from conformance.core.inputs import MAX_QUOTED, InputError, parse_json, printable, quoted, read_text
-from conformance.core.instructions import INSTRUCTION_TYPES, Instruction, Tcgen05Mma
-from conformance.core.isa import data_movement as dm
-from conformance.core.isa import mma
-from conformance.core.isa.targets import TARGETS
-from conformance.core.numeric_profiles import DEFAULT_PROFILE, PROFILE_NAMES
-from conformance.core.operands import DOMAINS, Domain
+from tcgen05_conformance.core.inputs import MAX_QUOTED, InputError, parse_json, printable, quoted, read_text
+from tcgen05_conformance.core.instructions import INSTRUCTION_TYPES, Instruction, Tcgen05Mma
+from tcgen05_conformance.core.isa import data_movement as dm
+from tcgen05_conformance.core.isa import mma
+from tcgen05_conformance.core.isa.targets import TARGETS
+from tcgen05_conformance.core.numeric_profiles import DEFAULT_PROFILE, PROFILE_NAMES
+from tcgen05_conformance.core.operands import DOMAINS, Domain
 
 SCHEMA = "tcgen05-conformance/program/1"
 SMEM_BYTES = 227 * 1024  # the largest dynamic shared memory per block on sm_90 / sm_100
@@ -276,7 +276,7 @@ def _fields_of(cls: type) -> tuple[dict[str, Any], dict[str, Domain | None], fro
 
 
 def instruction_from_json(obj: Any, path: str) -> Instruction:
-    """One instruction, each field checked against its type and domain (conformance.core.operands)."""
+    """One instruction, each field checked against its type and domain (tcgen05_conformance.core.operands)."""
     if not isinstance(obj, dict) or "op" not in obj:
         _fail(path, "expected an object with an \"op\" field")
     op = _str(obj["op"], f"{path}.op", tuple(INSTRUCTION_TYPES))
@@ -361,7 +361,7 @@ def _list(value: Any, path: str) -> list:
 
 
 def parse(text: str) -> Any:
-    """The JSON value of a program text, depth-limited (conformance.core.inputs); ProgramError."""
+    """The JSON value of a program text, depth-limited (tcgen05_conformance.core.inputs); ProgramError."""
     try:
         return parse_json(text)
     except InputError as e:

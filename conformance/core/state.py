@@ -3,7 +3,7 @@ Tensor Memory image (128 lanes x the allocated columns of 32-bit cells, PTX ISA 
 registers each `tcgen05.ld` returns, and D of a Hopper program (wgmma, mma.sp).
 
 The oracle computes one, the device backends read one back, a simulator writes one to files;
-the runner diffs two of them (`conformance.harness.diff`). The shape of each part follows from
+the runner diffs two of them (`tcgen05_conformance.harness.diff`). The shape of each part follows from
 the program alone (`state_shape`), as does the state it starts from (`initial_tmem`,
 `initial_smem`); `state_to_json` / `state_from_json` carry a state between processes. The two
 exceptions name why a state cannot be given for a program at all.
@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from conformance.core.instructions import MmaSp, Tcgen05Ld, WgmmaMma
-from conformance.core.isa import data_movement as dm
-from conformance.core.isa import hopper as hopper_isa
-from conformance.core.program import SMEM_BYTES, Program
+from tcgen05_conformance.core.instructions import MmaSp, Tcgen05Ld, WgmmaMma
+from tcgen05_conformance.core.isa import data_movement as dm
+from tcgen05_conformance.core.isa import hopper as hopper_isa
+from tcgen05_conformance.core.program import SMEM_BYTES, Program
 
 
 class UndefinedBehaviour(ValueError):

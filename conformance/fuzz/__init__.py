@@ -5,6 +5,6 @@ program, profile and recording files (`inputs`), and the `sim:` protocol against
 
 from __future__ import annotations
 
-from conformance.fuzz.inputs import count_outcomes
+from tcgen05_conformance.fuzz.inputs import count_outcomes
 
 __all__ = ["count_outcomes"]

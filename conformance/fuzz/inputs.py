@@ -30,15 +30,15 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
-from conformance.core import program as program_model
-from conformance.core.legality import check
-from conformance.core.program import ProgramError
-from conformance.harness import runner
-from conformance.harness.backends.registry import DEFAULT_REFERENCE
-from conformance.harness.export import load_case
-from device.ptx.kernels import UnsupportedProgram, kernel
-from generators.malformed import FileDamage, damage_folder, malformed_programs, vector_damage
-from oracles.numerics.vectors import MANIFEST, RECORDINGS, VectorFileError, check_vectors, find_folders
+from tcgen05_conformance.core import program as program_model
+from tcgen05_conformance.core.legality import check
+from tcgen05_conformance.core.program import ProgramError
+from tcgen05_conformance.harness import runner
+from tcgen05_conformance.harness.backends.registry import DEFAULT_REFERENCE
+from tcgen05_conformance.harness.export import load_case
+from tcgen05_conformance.device.ptx.kernels import UnsupportedProgram, kernel
+from tcgen05_conformance.generators.malformed import FileDamage, damage_folder, malformed_programs, vector_damage
+from tcgen05_conformance.oracles.numerics.vectors import MANIFEST, RECORDINGS, VectorFileError, check_vectors, find_folders
 
 ACCEPTED, REFUSED, TRACEBACK, HANG = "accepted", "refused", "traceback", "hang"
 PROBES = Path(__file__).resolve().parents[2] / "probes"

@@ -1,6 +1,6 @@
 """Fuzz the `sim:CMD` protocol (docs/simulators.md) with Hypothesis: malformed simulator
 behaviours, one per case, through one `SimBackend` (its simulator kept running from case to case,
-as in a run), counted as `conformance.fuzz.inputs` counts the input readers.
+as in a run), counted as `tcgen05_conformance.fuzz.inputs` counts the input readers.
 
 A behaviour (`behaviours()`) is what a faulty simulator does with one request: its answer line
 (arbitrary bytes, text, JSON nested thousands deep, JSON values that are not an answer, answers
@@ -32,13 +32,13 @@ from pathlib import Path
 
 from hypothesis import strategies as st
 
-from conformance.core.program import Program
-from conformance.harness.backends.sim import MAX_ANSWER_BYTES, SimBackend
-from conformance.harness.export import state_layout
-from conformance.harness.runner import generate_programs
-from conformance.fuzz.inputs import ACCEPTED, HANG, REFUSED, TOP_OUTCOMES, TRACEBACK, Broken, count_outcomes
-from generators.programs import hopper_programs
-from generators.sampling import draw_examples
+from tcgen05_conformance.core.program import Program
+from tcgen05_conformance.harness.backends.sim import MAX_ANSWER_BYTES, SimBackend
+from tcgen05_conformance.harness.export import state_layout
+from tcgen05_conformance.harness.runner import generate_programs
+from tcgen05_conformance.fuzz.inputs import ACCEPTED, HANG, REFUSED, TOP_OUTCOMES, TRACEBACK, Broken, count_outcomes
+from tcgen05_conformance.generators.programs import hopper_programs
+from tcgen05_conformance.generators.sampling import draw_examples
 
 AGENT = Path(__file__).resolve().parent / "simulator_agent.sh"
 CASE_TIMEOUT_S = 0.5  # the simulator's per-case timeout while fuzzing (each hang costs it)

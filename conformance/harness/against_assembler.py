@@ -8,16 +8,16 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
-from conformance.core.instructions import Instruction
-from conformance.core.legality.check import check
-from conformance.core.legality.rules import ASSEMBLER, RULES
-from conformance.core.ptx.render import render
-from conformance.core.ptx.spelling import CANONICAL, Spelling
-from device.assembler import Assembly, assemble_entries, assembler_version
-from device.ptx.kernels import MODULE_PREAMBLE, entry_for
-from generators.instructions import legal_instructions
-from generators.sampling import draw_examples
-from generators.violations import illegal_instructions
+from tcgen05_conformance.core.instructions import Instruction
+from tcgen05_conformance.core.legality.check import check
+from tcgen05_conformance.core.legality.rules import ASSEMBLER, RULES
+from tcgen05_conformance.core.ptx.render import render
+from tcgen05_conformance.core.ptx.spelling import CANONICAL, Spelling
+from tcgen05_conformance.device.assembler import Assembly, assemble_entries, assembler_version
+from tcgen05_conformance.device.ptx.kernels import MODULE_PREAMBLE, entry_for
+from tcgen05_conformance.generators.instructions import legal_instructions
+from tcgen05_conformance.generators.sampling import draw_examples
+from tcgen05_conformance.generators.violations import illegal_instructions
 
 BATCH = 500
 

@@ -10,10 +10,10 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Collection, Iterable, Sequence
 
-from conformance.core.encoding import idesc as idesc_codec
-from conformance.core.encoding import sdesc as sdesc_codec
-from conformance.core.encoding import taddr as taddr_codec
-from conformance.core.instructions import (
+from tcgen05_conformance.core.encoding import idesc as idesc_codec
+from tcgen05_conformance.core.encoding import sdesc as sdesc_codec
+from tcgen05_conformance.core.encoding import taddr as taddr_codec
+from tcgen05_conformance.core.instructions import (
     MmaSp,
     Tcgen05Alloc,
     Tcgen05Commit,
@@ -28,12 +28,12 @@ from conformance.core.instructions import (
     Tcgen05Wait,
     WgmmaMma,
 )
-from conformance.core.isa import hopper, mma
-from conformance.core.isa.swizzle import SWIZZLE_MODES
-from conformance.core.isa.targets import TCGEN05_TARGETS
-from conformance.core.isa.targets import target as target_named
-from conformance.core.program import Program
-from generators.programs import data_movement_forms
+from tcgen05_conformance.core.isa import hopper, mma
+from tcgen05_conformance.core.isa.swizzle import SWIZZLE_MODES
+from tcgen05_conformance.core.isa.targets import TCGEN05_TARGETS
+from tcgen05_conformance.core.isa.targets import target as target_named
+from tcgen05_conformance.core.program import Program
+from tcgen05_conformance.generators.programs import data_movement_forms
 
 
 def scale_vec_label(sv: mma.ScaleVector) -> str:

@@ -20,11 +20,11 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
-from conformance.core.encoding import taddr as taddr_codec
-from conformance.core.instructions import Tcgen05Ld, Tcgen05Mma, WgmmaMma
-from conformance.core.isa import mma as isa
-from conformance.core.layouts.mma_shape import shape_of
-from conformance.core.layouts.tmem import (
+from tcgen05_conformance.core.encoding import taddr as taddr_codec
+from tcgen05_conformance.core.instructions import Tcgen05Ld, Tcgen05Mma, WgmmaMma
+from tcgen05_conformance.core.isa import mma as isa
+from tcgen05_conformance.core.layouts.mma_shape import shape_of
+from tcgen05_conformance.core.layouts.tmem import (
     CONTAINER_SHIFT,
     a_tmem_container_bits,
     d_positions,
@@ -33,8 +33,8 @@ from conformance.core.layouts.tmem import (
     scale_factor_positions,
     split_lanes,
 )
-from conformance.core.program import Program
-from conformance.core.state import MachineState, UndefinedBehaviour
+from tcgen05_conformance.core.program import Program
+from tcgen05_conformance.core.state import MachineState, UndefinedBehaviour
 
 WORD_BITS = 32
 # Value dtypes for decoding element codes (ue4m3, the unsigned NVFP4 block scale, decodes as e4m3).
@@ -123,7 +123,7 @@ def _d_element(dtype: str) -> ElementType:
 def _packed(role: str, fmt: str, container: int, bits: int | None = None) -> ElementType:
     """Elements of `fmt` (`bits` wide, default its Table 39 width) packed from the low bits, one
     per `container` bits; 4/6-bit elements in 8-bit containers sit at the container's
-    decompression offset (conformance.core.layouts.tmem)."""
+    decompression offset (tcgen05_conformance.core.layouts.tmem)."""
     bits = bits or isa.TYPE_BITS[fmt]
     shift = CONTAINER_SHIFT.get(bits, 0) if container != bits else 0
     return ElementType(role, fmt, bits, WORD_BITS // container, container, shift)

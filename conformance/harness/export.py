@@ -9,7 +9,7 @@ field by field in docs/simulators.md).
 A state is the files `tmem.bin` (every CTA's TMEM image, [ctas, 128, columns]), `ld<i>.bin` (the
 registers of the i-th tcgen05.ld, [32 threads, registers]) and `d.bin` (Hopper D, [64, N] or
 [16, 8], 16-bit types in the low half of each word), as `case.json` lists them; their shapes
-follow from the program (`conformance.core.state.state_shape`). A simulator driven by the
+follow from the program (`tcgen05_conformance.core.state.state_shape`). A simulator driven by the
 `sim:CMD` backend gets a case.json without an expected state and writes its state in the same files.
 """
 
@@ -22,14 +22,14 @@ from typing import Sequence
 
 import numpy as np
 
-from conformance import __version__
-from conformance.core import program as program_model
-from conformance.core.inputs import InputError, printable, quoted, read_file
-from conformance.core.numeric_profiles import PROFILE_NAMES
-from conformance.core.program import Program, ProgramError, to_json
-from conformance.core.state import MachineState, state_shape
-from conformance.harness.backends.base import Observation
-from device.ptx.kernels import ptx_text
+from tcgen05_conformance import __version__
+from tcgen05_conformance.core import program as program_model
+from tcgen05_conformance.core.inputs import InputError, printable, quoted, read_file
+from tcgen05_conformance.core.numeric_profiles import PROFILE_NAMES
+from tcgen05_conformance.core.program import Program, ProgramError, to_json
+from tcgen05_conformance.core.state import MachineState, state_shape
+from tcgen05_conformance.harness.backends.base import Observation
+from tcgen05_conformance.device.ptx.kernels import ptx_text
 
 SCHEMA = "tcgen05-conformance/vectors/1"
 WORD = np.dtype("<u4")
@@ -116,7 +116,7 @@ def load_case(path: str) -> tuple[Program, str | None]:
     """The program in a program file or in a case.json (`export`'s, or the sim backend's), and the
     numeric profile to ask for to judge it as it was (None for a program file): the case's profile
     by name, sm_90a for its instruction-family variant sm_90a.mma_sync, which the judge derives
-    again (`conformance.harness.judge.profile_for`). ProgramError naming the file and the JSON path
+    again (`tcgen05_conformance.harness.judge.profile_for`). ProgramError naming the file and the JSON path
     of the first problem. Everything the tool writes, `replay` reads."""
     obj = program_model.read(path)
     if not (isinstance(obj, dict) and obj.get("schema") == SCHEMA):

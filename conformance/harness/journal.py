@@ -17,8 +17,8 @@ import json
 import os
 from typing import Any, BinaryIO
 
-from conformance.core.inputs import InputError, parse_json, printable, quoted
-from conformance.harness.judge import ERROR, FAIL, PASS, SKIP, CaseResult
+from tcgen05_conformance.core.inputs import InputError, parse_json, printable, quoted
+from tcgen05_conformance.harness.judge import ERROR, FAIL, PASS, SKIP, CaseResult
 
 SCHEMA = "tcgen05-conformance/journal/1"
 STATUSES = (PASS, FAIL, ERROR, SKIP)

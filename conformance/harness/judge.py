@@ -1,7 +1,7 @@
 """The judge: what the harness concludes from backends' observations (the backends never judge).
 
 One backend is the run's *reference* (`run --reference`, default `oracle`): its state of each case
-is what every other backend's state must equal, bit for bit (`conformance.harness.diff`). Verdicts:
+is what every other backend's state must equal, bit for bit (`tcgen05_conformance.harness.diff`). Verdicts:
 
 - the reference's own row keeps the oracle's meaning: `pass` when it gives a state, `skip` when
   it does not run the case (not modelled, unsupported), `error` when it cannot (undefined
@@ -10,7 +10,7 @@ is what every other backend's state must equal, bit for bit (`conformance.harnes
   decoded first mismatches in `data["diff"]` when not; a case the reference skips or errors on
   is skipped or errored for it too, naming the reference, and never run;
 - a backend that observes assembly (`ptxas`): compared with the legality model
-  (`conformance.core.legality.check`), not with the reference: a legal program must assemble,
+  (`tcgen05_conformance.core.legality.check`), not with the reference: a legal program must assemble,
   an illegal one fails naming the rule it breaks.
 
 The numeric profile that judges each case is chosen here too, and only here (`profile_for`).
@@ -20,14 +20,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from conformance.core.instructions import MmaSp
-from conformance.core.isa.targets import TARGETS
-from conformance.core.legality import check
-from conformance.core.numeric_profiles import DEFAULT_PROFILE
-from conformance.core.program import Program
-from conformance.harness.backends.base import ASSEMBLY, Observation
-from conformance.harness.diff import diff_states
-from oracles.numerics.profiles import for_instruction, get_profile, profile_target
+from tcgen05_conformance.core.instructions import MmaSp
+from tcgen05_conformance.core.isa.targets import TARGETS
+from tcgen05_conformance.core.legality import check
+from tcgen05_conformance.core.numeric_profiles import DEFAULT_PROFILE
+from tcgen05_conformance.core.program import Program
+from tcgen05_conformance.harness.backends.base import ASSEMBLY, Observation
+from tcgen05_conformance.harness.diff import diff_states
+from tcgen05_conformance.oracles.numerics.profiles import for_instruction, get_profile, profile_target
 
 PASS, FAIL, ERROR, SKIP = "pass", "fail", "error", "skip"
 

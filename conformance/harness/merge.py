@@ -20,11 +20,11 @@ import os
 from collections import Counter
 from typing import Sequence
 
-from conformance import __version__
-from conformance.harness import runner
-from conformance.harness.judge import CaseResult
-from conformance.harness.report import BACKEND_FIELDS, ReportDir, write_reports
-from conformance.harness.value_coverage import value_coverage_of_hits
+from tcgen05_conformance import __version__
+from tcgen05_conformance.harness import runner
+from tcgen05_conformance.harness.judge import CaseResult
+from tcgen05_conformance.harness.report import BACKEND_FIELDS, ReportDir, write_reports
+from tcgen05_conformance.harness.value_coverage import value_coverage_of_hits
 
 RESULTS_FILE = "results.json"  # a shard's per-case results, per backend
 SAME = ("schema", "version", "seed", "examples", "profile", "reference")

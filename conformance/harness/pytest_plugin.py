@@ -12,7 +12,7 @@ Cases run in batches (one `observe` call per backend each, or with `--tcgen05-ti
 watched child process each, as in `run --timeout`), a batch starting when pytest reaches its
 first case, and each case is reported on its own: pass, fail (the verdict's detail, and the first
 mismatch of its diff decoded), skip, or error (reported as an error in setup). Without `--tcgen05-backend` the
-plugin does nothing, and costs nothing more than its options: the suite (`conformance.harness.pytest_suite`)
+plugin does nothing, and costs nothing more than its options: the suite (`tcgen05_conformance.harness.pytest_suite`)
 is imported only then. Registered through the `pytest11` entry point `tcgen05-conformance`.
 """
 
@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.core.inputs import MAX_EXAMPLES, MAX_SEED, MAX_TIMEOUT_S
-from conformance.core.numeric_profiles import PROFILE_NAMES
+from tcgen05_conformance.core.inputs import MAX_EXAMPLES, MAX_SEED, MAX_TIMEOUT_S
+from tcgen05_conformance.core.numeric_profiles import PROFILE_NAMES
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -61,14 +61,14 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--tcgen05-timeout must be at most {MAX_TIMEOUT_S:g} (got {timeout_s})")
     profile = config.getoption("tcgen05_profile")
     if profile is not None:
-        from oracles.numerics.profiles import get_profile
+        from tcgen05_conformance.oracles.numerics.profiles import get_profile
 
         try:
             get_profile(profile)
         except ValueError as e:
             raise pytest.UsageError(f"--tcgen05-profile: {e}") from None
-    from conformance.harness.backends.registry import DEFAULT_REFERENCE, backend_from_spec
-    from conformance.harness.pytest_suite import Suite
+    from tcgen05_conformance.harness.backends.registry import DEFAULT_REFERENCE, backend_from_spec
+    from tcgen05_conformance.harness.pytest_suite import Suite
 
     profile, reference = config.getoption("tcgen05_profile"), config.getoption("tcgen05_reference") or DEFAULT_REFERENCE
     made = {}

@@ -1,6 +1,6 @@
-"""The conformance cases of a pytest session on one backend (`conformance.harness.pytest_plugin` sets it
+"""The conformance cases of a pytest session on one backend (`tcgen05_conformance.harness.pytest_plugin` sets it
 up): a collector of one item per distinct case id, and the verdicts, judged against the reference
-(`conformance.harness.runner.execute`) in batches as pytest reaches them and reported one case at
+(`tcgen05_conformance.harness.runner.execute`) in batches as pytest reaches them and reported one case at
 a time."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from typing import Sequence
 
 import pytest
 
-from conformance.core.program import Program
-from conformance.harness.backends.base import Backend
-from conformance.harness.judge import ERROR, FAIL, PASS, SKIP, CaseResult
-from conformance.harness.supervisor import DEFAULT_BATCH_SIZE
+from tcgen05_conformance.core.program import Program
+from tcgen05_conformance.harness.backends.base import Backend
+from tcgen05_conformance.harness.judge import ERROR, FAIL, PASS, SKIP, CaseResult
+from tcgen05_conformance.harness.supervisor import DEFAULT_BATCH_SIZE
 
 
 class Suite:
@@ -53,7 +53,7 @@ class Suite:
 
     def _run(self, programs: Sequence[Program]) -> list[CaseResult]:
         """One verdict per program; a backend that raises or answers for other cases costs this batch an error each."""
-        from conformance.harness.runner import execute
+        from tcgen05_conformance.harness.runner import execute
 
         try:
             outcome = execute(list(programs), [self.spec], self.profile, reference=self.reference, timeout_s=self.timeout_s,
@@ -71,7 +71,7 @@ class Cases(pytest.Collector):
         self.suite = suite
 
     def collect(self) -> list[CaseItem]:
-        from conformance.harness.runner import generate_programs
+        from tcgen05_conformance.harness.runner import generate_programs
 
         programs = {p.case_id: p for p in generate_programs(self.suite.examples, self.suite.seed)}
         backend = re.split(r"[:\s]", self.suite.backend.name, maxsplit=1)[0]  # `sim:CMD` is named by its command
@@ -104,9 +104,9 @@ class CaseItem(pytest.Item):
 
 
 def message(r: CaseResult) -> str:
-    """The case's detail, then its diff's first mismatch decoded (`conformance.harness.diff`) unless the
+    """The case's detail, then its diff's first mismatch decoded (`tcgen05_conformance.harness.diff`) unless the
     detail already says it; a diff not in that form is shown as it is."""
-    from conformance.harness.diff import Diff, Mismatch
+    from tcgen05_conformance.harness.diff import Diff, Mismatch
 
     diff = r.data.get("diff")
     if not diff:

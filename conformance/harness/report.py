@@ -2,9 +2,9 @@
 coverage heat maps, no scripts, nothing fetched), JUnit XML (one testsuite per backend), and the
 JSON summary itself (the interface other tooling reads, per DESIGN.md).
 
-Every report shows the reference, each backend's role (`conformance.harness.judge.role`), the
+Every report shows the reference, each backend's role (`tcgen05_conformance.harness.judge.role`), the
 profiles that judged the cases, and the failures with their decoded first mismatches
-(`failures[i]["diff"]`, the `Diff.as_dict()` of `conformance.harness.diff`), the profile that
+(`failures[i]["diff"]`, the `Diff.as_dict()` of `tcgen05_conformance.harness.diff`), the profile that
 judged each and the command that replays it."""
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from collections.abc import Callable
 
 from tabulate import tabulate
 
-from conformance.core.inputs import printable
-from conformance.harness.diff import Mismatch
+from tcgen05_conformance.core.inputs import printable
+from tcgen05_conformance.harness.diff import Mismatch
 
 FAILURES_SHOWN = 100  # failures listed in full in report.md / report.html (summary.json and junit.xml hold all)
 BACKEND_FIELDS = ("ran", "passed", "failed", "errors", "skipped")

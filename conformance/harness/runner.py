@@ -1,5 +1,5 @@
 """`run`: generate programs (every Table 39 class first, then random ones), have each backend
-observe them, judge the observations against the reference's (`conformance.harness.judge`), and
+observe them, judge the observations against the reference's (`tcgen05_conformance.harness.judge`), and
 summarise. Programs are reproducible from the seed; failing ones are written out as JSON for
 `replay`."""
 
@@ -18,16 +18,16 @@ from typing import Callable, Sequence
 
 from hypothesis import strategies as st
 
-from conformance import __version__
-from conformance.core.isa import mma
-from conformance.core.isa.targets import TCGEN05_TARGETS
-from conformance.core.isa.targets import target as target_named
-from conformance.core.program import Program, dumps
-from conformance.harness.backends.base import ASSEMBLY, STATE, Backend, Observation, observes
-from conformance.harness.backends.registry import DEFAULT_REFERENCE, backend_from_spec, uses_gpu
-from conformance.harness.coverage import OPTION_UNIVERSE, coverage, instruction_classes, mma_options, option_counts
-from conformance.harness.journal import Journal
-from conformance.harness.judge import (
+from tcgen05_conformance import __version__
+from tcgen05_conformance.core.isa import mma
+from tcgen05_conformance.core.isa.targets import TCGEN05_TARGETS
+from tcgen05_conformance.core.isa.targets import target as target_named
+from tcgen05_conformance.core.program import Program, dumps
+from tcgen05_conformance.harness.backends.base import ASSEMBLY, STATE, Backend, Observation, observes
+from tcgen05_conformance.harness.backends.registry import DEFAULT_REFERENCE, backend_from_spec, uses_gpu
+from tcgen05_conformance.harness.coverage import OPTION_UNIVERSE, coverage, instruction_classes, mma_options, option_counts
+from tcgen05_conformance.harness.journal import Journal
+from tcgen05_conformance.harness.judge import (
     ERROR,
     FAIL,
     PASS,
@@ -39,12 +39,12 @@ from conformance.harness.judge import (
     role,
     state_result,
 )
-from conformance.harness.supervisor import DEFAULT_BATCH_SIZE, observe_one_at_a_time, run_supervised
-from conformance.harness.value_coverage import value_coverage
-from generators.instructions import shape_classes_for_target, tcgen05_mma
-from generators.programs import data_movement_forms, data_movement_programs, hopper_programs, tcgen05_programs
-from generators.sampling import draw_examples, seed_only_draws
-from generators.value_programs import value_programs
+from tcgen05_conformance.harness.supervisor import DEFAULT_BATCH_SIZE, observe_one_at_a_time, run_supervised
+from tcgen05_conformance.harness.value_coverage import value_coverage
+from tcgen05_conformance.generators.instructions import shape_classes_for_target, tcgen05_mma
+from tcgen05_conformance.generators.programs import data_movement_forms, data_movement_programs, hopper_programs, tcgen05_programs
+from tcgen05_conformance.generators.sampling import draw_examples, seed_only_draws
+from tcgen05_conformance.generators.value_programs import value_programs
 
 HOPPER_SHARE = 0.15
 VALUE_PROGRAMS_MAX = 200  # programs aimed at missed value coverpoints, beyond `examples`
@@ -68,7 +68,7 @@ def generate_programs(examples: int, seed: int, progress: Callable[[int], None] 
     for each MMA option those miss (coverage), one per data-movement form (tcgen05.cp/.ld/.st/.shift
     shapes, multicasts, decompression, .ld.red types), then random ones, a share of them Hopper
     (wgmma / mma.sp on sm_90a); when there are random ones, programs aimed at the value
-    coverpoints all of these miss follow, beyond `examples` (`generators.value_programs`). The
+    coverpoints all of these miss follow, beyond `examples` (`tcgen05_conformance.generators.value_programs`). The
     same seed gives the same list, whatever the command imported before. `progress(n)` as the
     n-th of the `examples` programs is drawn."""
     with seed_only_draws():
@@ -146,7 +146,7 @@ class BackendSummary:
     skipped: int = 0
     skip_reason: str | None = None
     duration_s: float = 0.0
-    role: str = ""  # how its verdicts are reached (`conformance.harness.judge.role`)
+    role: str = ""  # how its verdicts are reached (`tcgen05_conformance.harness.judge.role`)
 
 
 @dataclass
@@ -203,7 +203,7 @@ class Observer:
         profile: the programs of one profile together, in one `observe` call when nothing waits
         for single observations, else one at a time (`on_observation(index, observation)` as each
         arrives), in supervised children with a timeout, more than one job or GPUs to spread over
-        (`conformance.harness.supervisor`). With `keep` False, each observation goes to
+        (`tcgen05_conformance.harness.supervisor`). With `keep` False, each observation goes to
         `on_observation` only (its state is not held) and the list returned is empty."""
         observations: list[Observation | None] = [None] * len(programs)
         groups: dict[str, list[int]] = {}
@@ -263,8 +263,8 @@ def execute(programs: list[Program], backends: Sequence[str], profile: str | Non
             reference: str = DEFAULT_REFERENCE, journal: Journal | None = None, timeout_s: float | None = None,
             batch_size: int = DEFAULT_BATCH_SIZE, jobs: int = 1, gpus: Sequence[str] = (),
             observers: dict[str, Observer] | None = None) -> RunOutcome:
-    """Have each backend (any spec of `conformance.harness.backends.registry`) observe the programs
-    and judge what it saw (`conformance.harness.judge`): states against the `reference`'s, which
+    """Have each backend (any spec of `tcgen05_conformance.harness.backends.registry`) observe the programs
+    and judge what it saw (`tcgen05_conformance.harness.judge`): states against the `reference`'s, which
     observes each case once, before the others, wherever a backend compares states with it or it
     is among `backends` (its row listed first when it is not); assemblies against the legality
     model. `profile`: the numeric profile asked for (`judge.profile_for` picks each case's).
@@ -273,7 +273,7 @@ def execute(programs: list[Program], backends: Sequence[str], profile: str | Non
     already holds for a backend are not run again: their journaled verdicts are reused (the
     reference observes again the cases another backend still needs its state of). With
     `timeout_s`, each backend runs in watched child processes, `batch_size` cases each, so a
-    hang or a crash costs the case that caused it (`conformance.harness.supervisor`). With `jobs`
+    hang or a crash costs the case that caused it (`tcgen05_conformance.harness.supervisor`). With `jobs`
     > 1, up to `jobs` such children run at once (without a watchdog unless `timeout_s` is given);
     the verdicts are the same, in program order. `gpus` (CUDA_VISIBLE_DEVICES values): the GPUs
     of the backends that use one (`registry.uses_gpu`); with more than one, such a backend runs in

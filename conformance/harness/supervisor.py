@@ -2,12 +2,12 @@
 hung kernel (an mbarrier that never completes), a segfault or a device fault costs one case,
 not the run.
 
-Programs go in batches; each batch runs in a fresh child, `python -m conformance.harness.supervisor
+Programs go in batches; each batch runs in a fresh child, `python -m tcgen05_conformance.harness.supervisor
 REQUEST`, which sets the backend up once and calls `observe([program])` for each program in turn,
 writing every observation back as one JSON line as soon as it exists (a state as base64 of its
-words, `conformance.core.state.state_to_json`): a hang in case 7 of 10 keeps observations 1-6,
+words, `tcgen05_conformance.core.state.state_to_json`): a hang in case 7 of 10 keeps observations 1-6,
 and the case a child was running when it died is known exactly. The supervisor judges nothing:
-the parent judges the observations (`conformance.harness.judge`), the reference's as well as
+the parent judges the observations (`tcgen05_conformance.harness.judge`), the reference's as well as
 any other backend's. Set-up (imports, device context) is paid once per batch; work a backend
 would share across the programs of one `observe` call is not shared. A subprocess rather than a multiprocessing worker, because the parent
 needs exactly what a subprocess gives: the child's own stderr (its last line explains a death),
@@ -35,7 +35,7 @@ the cases the child never started run on as a fresh batch. A hung case thus cost
 is charged. The child exits when its parent does (its stdin, held open by the parent, reaches
 end of file), so a killed run leaves no hung children behind.
 
-A backend is named by any spec `conformance.harness.backends.registry` reads (`oracle`,
+A backend is named by any spec `tcgen05_conformance.harness.backends.registry` reads (`oracle`,
 `sim:CMD`, `package.module:factory`, ...), made in the child for the profile given.
 """
 
@@ -54,10 +54,10 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from conformance.core.program import Program, from_json, to_json
-from conformance.harness.backends.base import Backend, Observation, Progress, observation_from_json, observation_to_json
-from conformance.harness.backends.registry import backend_from_spec
-from conformance.harness.processes import how_it_ended, last_line
+from tcgen05_conformance.core.program import Program, from_json, to_json
+from tcgen05_conformance.harness.backends.base import Backend, Observation, Progress, observation_from_json, observation_to_json
+from tcgen05_conformance.harness.backends.registry import backend_from_spec
+from tcgen05_conformance.harness.processes import how_it_ended, last_line
 
 DEFAULT_BATCH_SIZE = 20
 _IDS_SHOWN = 8
@@ -201,7 +201,7 @@ def _run_child(backend: str, profile: str | None, programs: list[Program], timeo
         if device is not None:
             env["CUDA_VISIBLE_DEVICES"] = device
         with open(stderr_path, "wb") as stderr:
-            proc = subprocess.Popen([sys.executable, "-m", "conformance.harness.supervisor", request], stdin=subprocess.PIPE,
+            proc = subprocess.Popen([sys.executable, "-m", "tcgen05_conformance.harness.supervisor", request], stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=stderr, env=env, start_new_session=True)
         live.add(proc)
         child = _Child()

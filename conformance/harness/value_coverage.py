@@ -1,4 +1,4 @@
-"""Value coverage of a run: which value coverpoints (`conformance.core.coverpoints`) its programs
+"""Value coverage of a run: which value coverpoints (`tcgen05_conformance.core.coverpoints`) its programs
 hit, how often, and the first program that hit each; summed per instruction kind and operand
 (hit / reachable / not reachable under the run's targets) for summary.json's `value_coverage` and
 the reports' value heat map."""
@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Mapping, Sequence
 
-from conformance.core.coverpoints import COVERPOINTS, RUN_TARGETS, hits, reachability
-from conformance.core.program import Program
+from tcgen05_conformance.core.coverpoints import COVERPOINTS, RUN_TARGETS, hits, reachability
+from tcgen05_conformance.core.program import Program
 
 
 def value_coverage(programs: Sequence[Program], targets: Sequence[str] = RUN_TARGETS) -> dict:

@@ -6,7 +6,7 @@ asm of CUDA sources (`verdicts`), `import` of a straight-line tcgen05 sequence i
 
 from __future__ import annotations
 
-from conformance.lint.verdicts import lint, format_text, LintInputError
-from conformance.lint.program_import import import_ptx, PtxImportError
+from tcgen05_conformance.lint.verdicts import lint, format_text, LintInputError
+from tcgen05_conformance.lint.program_import import import_ptx, PtxImportError
 
 __all__ = ["LintInputError", "PtxImportError", "format_text", "import_ptx", "lint"]

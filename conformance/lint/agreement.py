@@ -15,18 +15,18 @@ import time
 from collections import Counter
 from typing import Callable
 
-from conformance.core.instructions import Tcgen05Alloc, Tcgen05Commit, Tcgen05Dealloc, Tcgen05Mma
-from conformance.core.legality.rules import ASSEMBLER
-from conformance.core.ptx.parse import read_ptx
-from conformance.core.ptx.render import draw_spelling, head, spell
-from conformance.core.ptx.spelling import Spelling
-from conformance.harness.against_assembler import assemble_instructions
-from conformance.lint.verdicts import verdict
-from device.assembler import assembler_version
-from device.ptx.kernels import entry_for
-from generators.instructions import legal_instructions
-from generators.sampling import draw_examples
-from generators.violations import illegal_instructions
+from tcgen05_conformance.core.instructions import Tcgen05Alloc, Tcgen05Commit, Tcgen05Dealloc, Tcgen05Mma
+from tcgen05_conformance.core.legality.rules import ASSEMBLER
+from tcgen05_conformance.core.ptx.parse import read_ptx
+from tcgen05_conformance.core.ptx.render import draw_spelling, head, spell
+from tcgen05_conformance.core.ptx.spelling import Spelling
+from tcgen05_conformance.harness.against_assembler import assemble_instructions
+from tcgen05_conformance.lint.verdicts import verdict
+from tcgen05_conformance.device.assembler import assembler_version
+from tcgen05_conformance.device.ptx.kernels import entry_for
+from tcgen05_conformance.generators.instructions import legal_instructions
+from tcgen05_conformance.generators.sampling import draw_examples
+from tcgen05_conformance.generators.violations import illegal_instructions
 
 
 def spelling_features(instr, s: Spelling) -> list[str]:

@@ -1,7 +1,7 @@
 """`import`: a straight-line tcgen05 sequence in a PTX file, every operand a constant, as a
 program JSON that `replay` runs.
 
-The kernel (`device.ptx.kernels.tcgen05_kernel`) allocates Tensor Memory, fences, commits and
+The kernel (`tcgen05_conformance.device.ptx.kernels.tcgen05_kernel`) allocates Tensor Memory, fences, commits and
 waits itself, so those instructions (alloc, dealloc, relinquish_alloc_permit, fence, wait,
 commit) are checked and left out; the program keeps tcgen05.mma, .cp, .shift, .ld and .st in
 order. Its TMEM columns are the alloc's nCols (512 without one); TMEM addresses are taken as
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from conformance.core.instructions import (
+from tcgen05_conformance.core.instructions import (
     Tcgen05Alloc,
     Tcgen05Commit,
     Tcgen05Dealloc,
@@ -23,11 +23,11 @@ from conformance.core.instructions import (
     Tcgen05Wait,
     family,
 )
-from conformance.core.isa.targets import TARGETS
-from conformance.core.legality import check
-from conformance.core.program import SMEM_BYTES, Program, SmemSegment
-from conformance.core.ptx.parse import read_ptx, statements
-from conformance.lint.verdicts import module_target
+from tcgen05_conformance.core.isa.targets import TARGETS
+from tcgen05_conformance.core.legality import check
+from tcgen05_conformance.core.program import SMEM_BYTES, Program, SmemSegment
+from tcgen05_conformance.core.ptx.parse import read_ptx, statements
+from tcgen05_conformance.lint.verdicts import module_target
 
 KERNEL_MANAGED = (Tcgen05Alloc, Tcgen05Dealloc, Tcgen05RelinquishAllocPermit, Tcgen05Fence, Tcgen05Wait, Tcgen05Commit)
 

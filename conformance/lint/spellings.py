@@ -4,7 +4,7 @@ and alternatives for each operand (register widths, immediates in every PTX inte
 `[reg+imm]` and other address forms, negated predicates, immediates inside vectors).
 
 The findings are recorded in `reports/lint/spellings.json` and carried, as data, into
-`conformance.core.ptx.spelling` (the tables the renderer draws from and the parser reads by);
+`tcgen05_conformance.core.ptx.spelling` (the tables the renderer draws from and the parser reads by);
 `tests/test_ptx_spelling.py` asks ptxas again about a sample of them.
 
     tcgen05-conformance spellings --out reports/lint/spellings.json
@@ -22,7 +22,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Callable
 
-from device.assembler import assemble_entries, assembler_version
+from tcgen05_conformance.device.assembler import assemble_entries, assembler_version
 
 BLACKWELL = ("sm_100a", "sm_103a")
 HOPPER = ("sm_90a",)

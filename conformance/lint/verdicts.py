@@ -13,12 +13,12 @@ import re
 import sys
 from dataclasses import dataclass
 
-from conformance.core.instructions import family
-from conformance.core.isa.targets import TARGETS
-from conformance.core.legality import RULES, check
-from conformance.core.legality.operands import undecided_rules
-from conformance.core.ptx.inline_asm import asm_statements, placeholder, read_asm
-from conformance.core.ptx.parse import Parsed, read_ptx
+from tcgen05_conformance.core.instructions import family
+from tcgen05_conformance.core.isa.targets import TARGETS
+from tcgen05_conformance.core.legality import RULES, check
+from tcgen05_conformance.core.legality.operands import undecided_rules
+from tcgen05_conformance.core.ptx.inline_asm import asm_statements, placeholder, read_asm
+from tcgen05_conformance.core.ptx.parse import Parsed, read_ptx
 
 CXX_SUFFIXES = (".cu", ".cuh", ".hpp", ".h", ".hh", ".cpp", ".cc", ".cxx", ".hxx", ".inl")
 FAMILY_TARGETS = {"tcgen05": "sm_100a", "wgmma": "sm_90a", "mma.sp": "sm_90a"}  # without --arch or .target

@@ -4,7 +4,7 @@ suite run against each to measure what it catches (`suite`; `tcgen05-conformance
 
 from __future__ import annotations
 
-from conformance.mutation.mutants import MUTANTS, Mutant
-from conformance.mutation.suite import run_mutants, MIN_SCORE
+from tcgen05_conformance.mutation.mutants import MUTANTS, Mutant
+from tcgen05_conformance.mutation.suite import run_mutants, MIN_SCORE
 
 __all__ = ["MIN_SCORE", "MUTANTS", "Mutant", "run_mutants"]

@@ -6,10 +6,10 @@ swapped, an exponent bias off by one, a data-path lane offset wrong ...) at the 
 it. `Mutant.applied()` patches the running oracle in-process and restores it on exit: a function
 is rebound in every oracle module that holds it (so `from x import f` copies are patched too),
 a table entry is replaced in place (so every holder of the table sees it), and the decoding
-caches of the numeric model and the cached layouts (`conformance.core.memo`) are cleared on entry
+caches of the numeric model and the cached layouts (`tcgen05_conformance.core.memo`) are cleared on entry
 and exit.
 
-`conformance.mutation.suite` runs the default CI suite against every mutant
+`tcgen05_conformance.mutation.suite` runs the default CI suite against every mutant
 (`tcgen05-conformance mutants`); simulator adapters use `MUTANTS[name].applied()` to check that
 their own harness would notice the same bugs.
 """
@@ -28,17 +28,17 @@ from typing import Any, Callable, Iterator
 import ml_dtypes
 import numpy as np
 
-import oracles.execute  # noqa: F401  (imports every oracle module, so that rebinding finds their copies)
+import tcgen05_conformance.oracles.execute  # noqa: F401  (imports every oracle module, so that rebinding finds their copies)
 
 # The modules whose functions and tables make up the oracle as it runs.
-ORACLE_PACKAGES = ("oracles", "conformance.core")
+ORACLE_PACKAGES = ("tcgen05_conformance.oracles", "tcgen05_conformance.core")
 
 Undo = Callable[[], None]
 Patch = Callable[[], Undo]  # applies one change and returns what reverts it
 
 
 def _module(name: str) -> ModuleType:
-    """A module by its dotted name (`oracles.numerics.matmul` is shadowed by the function of that name)."""
+    """A module by its dotted name (`tcgen05_conformance.oracles.numerics.matmul` is shadowed by the function of that name)."""
     return importlib.import_module(name)
 
 
@@ -106,10 +106,10 @@ def swap(module: str, table: str, first: Any, second: Any) -> Patch:
 
 def _clear_caches() -> None:
     """Drop the decoding tables the numeric model caches per format name, and the layouts,
-    fragments and decoded descriptors cached for the instructions seen (`conformance.core.memo`)."""
-    _module("conformance.core.formats")._table.cache_clear()
-    _module("oracles.numerics.model")._fast_table.cache_clear()
-    _module("conformance.core.memo").clear()
+    fragments and decoded descriptors cached for the instructions seen (`tcgen05_conformance.core.memo`)."""
+    _module("tcgen05_conformance.core.formats")._table.cache_clear()
+    _module("tcgen05_conformance.oracles.numerics.model")._fast_table.cache_clear()
+    _module("tcgen05_conformance.core.memo").clear()
 
 
 @dataclass(frozen=True)
@@ -142,8 +142,8 @@ class Mutant:
 
 def _shift_up(state, op, cta: int = 0) -> None:
     """tcgen05.shift moving the 32 lanes up one lane (lane i receives lane i + 1)."""
-    dm = _module("oracles.data_movement")
-    lane0, column0 = _module("conformance.core.encoding.taddr").decode(op.taddr)
+    dm = _module("tcgen05_conformance.oracles.data_movement")
+    lane0, column0 = _module("tcgen05_conformance.core.encoding.taddr").decode(op.taddr)
     lanes = lane0 + np.arange(dm.SHIFT_LANES)
     columns = column0 + np.arange(dm.SHIFT_COLUMNS)
     state.check_tmem(lanes, columns, "tcgen05.shift")
@@ -182,7 +182,7 @@ def _pairs_swapped(original, a, meta, kind, what):
 
 def _e8m0_nan_finite(original, codes, fmt):
     """ue8m0 0xFF decoded as the finite 2^128 instead of NaN."""
-    formats = _module("conformance.core.formats")
+    formats = _module("tcgen05_conformance.core.formats")
     d = original(codes, fmt)
     if fmt.specials != "e8m0":
         return d
@@ -192,7 +192,7 @@ def _e8m0_nan_finite(original, codes, fmt):
 
 def _subnormal_binade_low(original, codes, fmt):
     """Subnormal inputs decoded one binade low (exponent emin - 1)."""
-    formats = _module("conformance.core.formats")
+    formats = _module("tcgen05_conformance.core.formats")
     d = original(codes, fmt)
     sub = (d.cls == formats.FINITE) & (d.mant < (1 << fmt.frac_bits))
     return formats.Decoded(d.sign, d.mant, np.where(sub, d.aexp - 1, d.aexp), d.cls)
@@ -203,12 +203,12 @@ def _e8m0_code_0_min_normal(original, codes, fmt):
     d = original(codes, fmt)
     if fmt.specials != "e8m0":
         return d
-    return _module("conformance.core.formats").Decoded(d.sign, d.mant, np.where(d.aexp == -fmt.bias, 1 - fmt.bias, d.aexp), d.cls)
+    return _module("tcgen05_conformance.core.formats").Decoded(d.sign, d.mant, np.where(d.aexp == -fmt.bias, 1 - fmt.bias, d.aexp), d.cls)
 
 
 def _ue4m3_subnormals_flushed(original, codes, fmt):
     """ue4m3 scale factors 0x01-0x07 (subnormal) decoded as zero."""
-    formats = _module("conformance.core.formats")
+    formats = _module("tcgen05_conformance.core.formats")
     d = original(codes, fmt)
     if fmt.name != "ue4m3":
         return d
@@ -229,14 +229,14 @@ def _zeros_compare_equal(original, bits, red_op, absolute, nan):
 
 def _last_column_refused() -> Undo:
     """TMEM bounds checked against columns - 1: the allocation's last column is refused."""
-    images = _module("conformance.core.images").Images
+    images = _module("tcgen05_conformance.core.images").Images
     original = images.check_tmem
 
     def check_tmem(self, lanes, columns, what):
         original(self, lanes, columns, what)
         columns = np.asarray(columns)
         if columns.size and columns.max() >= self.columns - 1:
-            raise _module("conformance.core.state").UndefinedBehaviour(f"{what} reaches the last allocated column")
+            raise _module("tcgen05_conformance.core.state").UndefinedBehaviour(f"{what} reaches the last allocated column")
     images.check_tmem = check_tmem
 
     def undo() -> None:
@@ -258,7 +258,7 @@ def _b_halves_swapped(original, state, op, s, extra_columns):
 
 def _sub_byte_negate(original, codes, type_name):
     """Negation flips bit 7 of 4/6-bit codes (their byte's top bit), which decoding ignores."""
-    bits = _module("conformance.core.isa.mma").TYPE_BITS[type_name]
+    bits = _module("tcgen05_conformance.core.isa.mma").TYPE_BITS[type_name]
     return codes ^ np.uint32(0x80) if bits < 8 else original(codes, type_name)
 
 
@@ -271,12 +271,12 @@ def _datapaths(profile, keys, changes):
 
 def profile_change(profile: str, keys: tuple[tuple[str, str], ...] | None, **changes: Any) -> Patch:
     """A numeric profile whose datapaths `keys` (None: all) have other parameters."""
-    return entry("oracles.numerics.profiles", "PROFILES", profile, lambda p: _datapaths(p, keys, changes))
+    return entry("tcgen05_conformance.oracles.numerics.profiles", "PROFILES", profile, lambda p: _datapaths(p, keys, changes))
 
 
 def format_change(name: str, **changes: Any) -> Patch:
     """A number format decoded with other parameters (bias, specials, ...)."""
-    return entry("conformance.core.formats", "FORMATS", name, lambda f: replace(f, **changes))
+    return entry("tcgen05_conformance.core.formats", "FORMATS", name, lambda f: replace(f, **changes))
 
 
 def descriptor_change(module: str, change: Callable[[Any], dict]) -> Patch:
@@ -286,7 +286,7 @@ def descriptor_change(module: str, change: Callable[[Any], dict]) -> Patch:
 
 def idesc_field_moved(layout: str, field: str, lo: int) -> list[Patch]:
     """An instruction-descriptor table whose `field` is read from bit `lo` on."""
-    module = "conformance.core.encoding.idesc"
+    module = "tcgen05_conformance.core.encoding.idesc"
 
     def moved(table):
         return replace(table, fields=tuple(replace(f, lo=lo) if f.name == field else f for f in table.fields))
@@ -314,12 +314,12 @@ F16_F32 = (("f16", "f32"), ("bf16", "f32"))
 HMMA_F32 = F16_F32 + (("tf32", "f32"),)
 FP8 = tuple((f, acc) for f in ("e4m3", "e5m2") for acc in ("f32", "f16"))
 FP8_F32 = (("e4m3", "f32"), ("e5m2", "f32"))
-SMEM = "conformance.core.layouts.smem"
-TMEM = "conformance.core.layouts.tmem"
-MMA = "oracles.mma"
-DM = "oracles.data_movement"
-MODEL = "oracles.numerics.model"
-IDESC, SDESC, ZCMASK, TADDR = (f"conformance.core.encoding.{m}" for m in ("idesc", "sdesc", "zcmask", "taddr"))
+SMEM = "tcgen05_conformance.core.layouts.smem"
+TMEM = "tcgen05_conformance.core.layouts.tmem"
+MMA = "tcgen05_conformance.oracles.mma"
+DM = "tcgen05_conformance.oracles.data_movement"
+MODEL = "tcgen05_conformance.oracles.numerics.model"
+IDESC, SDESC, ZCMASK, TADDR = (f"tcgen05_conformance.core.encoding.{m}" for m in ("idesc", "sdesc", "zcmask", "taddr"))
 
 
 # What a data-movement or Hopper bug can reach (`Mutant.reaches`).
@@ -346,11 +346,11 @@ _DEFINITIONS: tuple[tuple, ...] = (
     ("idesc-k96-ignored", "codec", "Table 44 bit 31 (K = 96) ignored: every mxf4 MMA takes K = 64",
      (descriptor_change(IDESC, lambda d: {"k96": False}),)),
     ("idesc-dtype-codes-swapped", "codec", "dtype codes of F16 (0) and F32 (1) swapped",
-     [swap("conformance.core.isa.mma", "D_TYPE_CODES", "f16", "f32")]),
+     [swap("tcgen05_conformance.core.isa.mma", "D_TYPE_CODES", "f16", "f32")]),
     ("idesc-f6-codes-swapped", "codec", "the f8f6f4 type codes of E2M3 (3) and E3M2 (4) swapped",
-     [swap("conformance.core.isa.mma", "_F8F6F4_CODES", "e2m3", "e3m2")]),
+     [swap("tcgen05_conformance.core.isa.mma", "_F8F6F4_CODES", "e2m3", "e3m2")]),
     ("idesc-scale-type-inverted", "codec", "Tables 43/44 bit 23 read inverted: 1 means UE4M3, 0 UE8M0",
-     [swap("conformance.core.isa.mma", "SCALE_TYPE_CODES", "ue8m0", "ue4m3")]),
+     [swap("tcgen05_conformance.core.isa.mma", "SCALE_TYPE_CODES", "ue8m0", "ue4m3")]),
     # --- shared-memory descriptor (conformance/core/encoding/sdesc.py, Table 40) ---
     ("sdesc-lbo-sbo-swapped", "codec", "the descriptor's leading (bits 16-29) and stride (bits 32-45) byte offsets swapped",
      (descriptor_change(SDESC, lambda d: {"leading_byte_offset": d.stride_byte_offset, "stride_byte_offset": d.leading_byte_offset}),)),
@@ -361,9 +361,9 @@ _DEFINITIONS: tuple[tuple, ...] = (
     ("sdesc-start-128B-aligned", "codec", "the matrix start address rounded down to 128 bytes (start-address bits 4-6 dropped)",
      (descriptor_change(SDESC, lambda d: {"start_address": d.start_address & ~0x7F}),)),
     ("sdesc-swizzle-codes-128B-32B", "codec", "tcgen05 swizzle codes 2 (128B) and 6 (32B) swapped",
-     [swap("conformance.core.isa.swizzle", "SWIZZLE_BY_TCGEN05_CODE", 2, 6)]),
+     [swap("tcgen05_conformance.core.isa.swizzle", "SWIZZLE_BY_TCGEN05_CODE", 2, 6)]),
     ("sdesc-sm90-swizzle-codes-reversed", "codec", "sm_90 layout types 1 (128B) and 3 (32B) swapped",
-     [swap("conformance.core.isa.swizzle", "SWIZZLE_BY_SM90_CODE", 1, 3)]),
+     [swap("tcgen05_conformance.core.isa.swizzle", "SWIZZLE_BY_SM90_CODE", 1, 3)]),
     # --- zero-column mask (conformance/core/encoding/zcmask.py, Table 45) ---
     ("zcmask-column-shift-ignored", "codec", "the zero-column mask's column shift (bits 56-61) ignored",
      (descriptor_change(ZCMASK, lambda z: {"column_shift": 0}),)),
@@ -416,7 +416,7 @@ _DEFINITIONS: tuple[tuple, ...] = (
     ("layout-2x2-lane-offset-32", "tmem", "layouts B/E (2x2): the second column half at lane offset 32 instead of 64",
      (wrap(TMEM, "d_positions", _second_half_lanes_32),)),
     ("layout-1x4-as-2x2", "tmem", "layout G (M = 32 .ws, 1x4) taken as a 2x2 split",
-     [entry("conformance.core.isa.mma", "DATA_PATH_LAYOUTS", "G", lambda v: replace(v, splits=2))]),
+     [entry("tcgen05_conformance.core.isa.mma", "DATA_PATH_LAYOUTS", "G", lambda v: replace(v, splits=2))]),
     ("ws-layout-ignored", "tmem", ".ws MMAs use the data-path layout of the non-.ws form",
      (wrap(TMEM, "data_path", lambda original, m, cta_group, sparse, ws: original(m, cta_group, sparse, False)),)),
     ("a-tmem-container-shift-zero", "tmem", "4/6-bit A in TMEM read at bit 0 of its 8-bit container",
@@ -440,7 +440,7 @@ _DEFINITIONS: tuple[tuple, ...] = (
      (wrap(TMEM, "scale_factors", lambda original, tmem, sub, index, col0, factors, sf_id, groups:
            original(tmem, sub, index, col0, factors, sf_id, 1)),)),
     ("block16-as-block32", "tmem", "a block16 (scale_vec::4X) scale vector read as block32: 2 factors per 64 K instead of 4",
-     (wrap("conformance.core.isa.mma", "scale_vector", lambda original, kind, qualifier, k96:
+     (wrap("tcgen05_conformance.core.isa.mma", "scale_vector", lambda original, kind, qualifier, k96:
            (lambda sv: replace(sv, factors=2) if sv is not None and sv.factors == 4 else sv)(original(kind, qualifier, k96))),)),
     # --- tcgen05.mma semantics (oracles/mma.py) ---
     ("enable-input-d-ignored", "mma", "enable-input-d ignored: D is always accumulated",
@@ -477,23 +477,23 @@ _DEFINITIONS: tuple[tuple, ...] = (
     ("ue8m0-bias-128", "numerics", "UE8M0 scale factors decoded with bias 128 instead of 127",
      (format_change("ue8m0", bias=128),)),
     ("ue8m0-nan-finite", "numerics", "UE8M0 0xFF decoded as 2^128 instead of NaN",
-     (wrap("conformance.core.formats", "_decode_fields", _e8m0_nan_finite),)),
+     (wrap("tcgen05_conformance.core.formats", "_decode_fields", _e8m0_nan_finite),)),
     ("ue4m3-bias-8", "numerics", "UE4M3 scale factors decoded with bias 8 instead of 7",
      (format_change("ue4m3", bias=8),)),
     ("ue8m0-code-0-as-2^-126", "numerics", "UE8M0 code 0 decoded as 2^-126 instead of 2^-127",
-     (wrap("conformance.core.formats", "_decode_fields", _e8m0_code_0_min_normal),)),
+     (wrap("tcgen05_conformance.core.formats", "_decode_fields", _e8m0_code_0_min_normal),)),
     ("ue4m3-subnormals-flushed", "numerics", "UE4M3 scale factors 0x01-0x07 (subnormal) decoded as zero",
-     (wrap("conformance.core.formats", "_decode_fields", _ue4m3_subnormals_flushed),)),
+     (wrap("tcgen05_conformance.core.formats", "_decode_fields", _ue4m3_subnormals_flushed),)),
     ("subnormal-binade-low", "numerics", "subnormal inputs decoded one binade low (exponent emin - 1)",
-     (wrap("conformance.core.formats", "_decode_fields", _subnormal_binade_low),)),
+     (wrap("tcgen05_conformance.core.formats", "_decode_fields", _subnormal_binade_low),)),
     ("f32-nan-ieee-quiet", "numerics", "a NaN f32 result is the IEEE default quiet NaN 0x7FC00000, not NVIDIA's 0x7FFFFFFF",
      (format_change("f32", canonical_nan=0x7FC00000),)),
     ("exact-bf16-as-f16", "numerics", "the exact profile's fast path decodes bf16 codes as binary16",
-     [entry("conformance.core.formats", "VALUE_DTYPES", "bf16", lambda v: np.float16)]),
+     [entry("tcgen05_conformance.core.formats", "VALUE_DTYPES", "bf16", lambda v: np.float16)]),
     ("exact-e4m3-as-fnuz", "numerics", "the exact profile's fast path decodes E4M3 as E4M3FNUZ (bias 8, 0x80 is NaN)",
-     [entry("conformance.core.formats", "VALUE_DTYPES", "e4m3", lambda v: ml_dtypes.float8_e4m3fnuz)]),
+     [entry("tcgen05_conformance.core.formats", "VALUE_DTYPES", "e4m3", lambda v: ml_dtypes.float8_e4m3fnuz)]),
     ("exact-tf32-low-bits-kept", "numerics", "the exact profile's fast path keeps tf32's 13 low container bits",
-     (wrap("conformance.core.formats", "values", lambda original, codes, fmt: original(codes, "f32" if fmt == "tf32" else fmt)),)),
+     (wrap("tcgen05_conformance.core.formats", "values", lambda original, codes, fmt: original(codes, "f32" if fmt == "tf32" else fmt)),)),
     ("u8-as-s8", "numerics", "u8 operands read as two's-complement s8",
      (wrap(MODEL, "_int_dot", lambda original, a, b, c, fa, fb, saturate:
            original(a, b, c, replace(fa, signed=True), replace(fb, signed=True), saturate)),)),
@@ -568,10 +568,11 @@ _DEFINITIONS: tuple[tuple, ...] = (
      (rebind(DM, "HASH_ROUNDS", lambda rounds: (rounds[0], (16, rounds[1][1]))),), ST),
     # --- Hopper wgmma (oracles/hopper.py) ---
     ("wgmma-trans-inverted", "hopper", "wgmma imm-trans-a/b read inverted (1 = K-major)",
-     (wrap("oracles.hopper", "gather", lambda original, state, cta, d, k_major, rows, k, storage, what:
+     (wrap("tcgen05_conformance.oracles.hopper", "gather", lambda original, state, cta, d, k_major, rows, k, storage, what:
            original(state, cta, d, not k_major, rows, k, storage, what), everywhere=False),), WGMMA),
     ("wgmma-scale-a-ignored", "hopper", "wgmma imm-scale-a = -1 does not negate A",
-     (wrap("oracles.hopper", "wgmma", lambda original, state, op, profile: original(state, replace(op, imm_scale_a=1), profile)),),
+     (wrap("tcgen05_conformance.oracles.hopper", "wgmma",
+           lambda original, state, op, profile: original(state, replace(op, imm_scale_a=1), profile)),),
      WGMMA),
 )
 

@@ -1,9 +1,9 @@
 """`tcgen05-conformance mutants`: the default CI suite run against every planted bug of
-`conformance.mutation.mutants`, to measure how many of them it would catch.
+`tcgen05_conformance.mutation.mutants`, to measure how many of them it would catch.
 
 The suite is what CI's default conformance run exercises: the programs of `run` (`--examples`
 200, `--seed` 0, profile `exact`), the probe programs (`probes/*.json`), a batch of discriminating
-inner products (`generators.numeric_vectors`) through the oracle's arithmetic interface under the
+inner products (`tcgen05_conformance.generators.numeric_vectors`) through the oracle's arithmetic interface under the
 `sm_100a`, `sm_90a` and `exact` profiles (the exact programs cannot see a rounding bug), and the
 recorded tensor-core vectors (the development split shipped in `oracles/numerics/recordings`).
 The unmutated oracle computes every case first (the golden outcomes, and the recorded vectors
@@ -26,15 +26,15 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-import probes
-from conformance import __version__
-from conformance.core import program as program_model
-from conformance.harness.runner import Progress, generate_programs, source_revision
-from conformance.mutation.mutants import MUTANTS, Mutant
-from oracles import numerics
-from oracles.execute import run
-from generators.numeric_vectors import mix
-from oracles.numerics.vectors import RECORDINGS, check_folder, find_folders
+from tcgen05_conformance import probes
+from tcgen05_conformance import __version__
+from tcgen05_conformance.core import program as program_model
+from tcgen05_conformance.harness.runner import Progress, generate_programs, source_revision
+from tcgen05_conformance.mutation.mutants import MUTANTS, Mutant
+from tcgen05_conformance.oracles import numerics
+from tcgen05_conformance.oracles.execute import run
+from tcgen05_conformance.generators.numeric_vectors import mix
+from tcgen05_conformance.oracles.numerics.vectors import RECORDINGS, check_folder, find_folders
 
 PROFILE = "exact"  # the profile `run` computes with by default
 PROBES = Path(probes.__file__).resolve().parent

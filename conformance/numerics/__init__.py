@@ -1,5 +1,5 @@
 """Numeric profiles measured, fitted and inferred: inner products through a vector source (silicon,
-the model, a simulator), diffed bit for bit against the datapath model of `oracles.numerics`
+the model, a simulator), diffed bit for bit against the datapath model of `tcgen05_conformance.oracles.numerics`
 (`tcgen05-conformance numerics ...`).
 
 `measure` is the inner-product harness shared by Hopper and tcgen05, `gpu_checker` its GPU checker;
@@ -9,8 +9,8 @@ one parameter at a time; `catch_rates` measures the discriminating vector famili
 
 from __future__ import annotations
 
-from conformance.numerics.measure import Combination
-from conformance.numerics.infer import infer_profile, agreement
-from conformance.numerics.sources import VectorSource, ModelSource, SimulatorSource
+from tcgen05_conformance.numerics.measure import Combination
+from tcgen05_conformance.numerics.infer import infer_profile, agreement
+from tcgen05_conformance.numerics.sources import VectorSource, ModelSource, SimulatorSource
 
 __all__ = ["Combination", "ModelSource", "SimulatorSource", "VectorSource", "agreement", "infer_profile"]

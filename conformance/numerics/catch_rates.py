@@ -1,5 +1,5 @@
 """Catch rates of the discriminating vector families: how often each family of
-`generators.numeric_vectors` exposes a one-parameter change of a hardware profile's datapath,
+`tcgen05_conformance.generators.numeric_vectors` exposes a one-parameter change of a hardware profile's datapath,
 measured through the numeric model (`tcgen05-conformance numerics catch-rates`; the tables of
 docs/numerics.md, "Discriminating vectors").
 
@@ -14,8 +14,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from generators.numeric_vectors import FAMILIES, draw_vectors
-from oracles.numerics import Datapath, get_profile, inner_product
+from tcgen05_conformance.generators.numeric_vectors import FAMILIES, draw_vectors
+from tcgen05_conformance.oracles.numerics import Datapath, get_profile, inner_product
 
 #: Datapath parameters changed one at a time by :func:`catch_rates`.
 PERTURBATIONS: dict[str, Callable[[Datapath], dict]] = {

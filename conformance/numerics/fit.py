@@ -17,9 +17,9 @@ from typing import Iterator
 
 import numpy as np
 
-from oracles.numerics.model import inner_product
-from oracles.numerics.profiles import Datapath, Profile, get_profile
-from oracles.numerics.vectors import FOLDER_FORMATS, OUTPUTS, check_folder, find_folders, recorded_profile
+from tcgen05_conformance.oracles.numerics.model import inner_product
+from tcgen05_conformance.oracles.numerics.profiles import Datapath, Profile, get_profile
+from tcgen05_conformance.oracles.numerics.vectors import FOLDER_FORMATS, OUTPUTS, check_folder, find_folders, recorded_profile
 
 #: Values tried for each parameter (the profile's own value is always included).
 CANDIDATES = {
@@ -92,7 +92,7 @@ def sweep(path: str, profile_name: str) -> list[dict]:
 def sweep_samples(path: str, profile_name: str) -> list[dict]:
     """The same sweep over the silicon samples that `numerics measure --samples` keeps (arrays
     `<combination>/a|b|c|silicon`), per combination, each under its instruction's profile variant."""
-    from conformance.numerics.measure import COMBINATIONS, HOPPER_COMBINATIONS
+    from tcgen05_conformance.numerics.measure import COMBINATIONS, HOPPER_COMBINATIONS
 
     try:
         data = np.load(path)
@@ -111,7 +111,7 @@ def sweep_samples(path: str, profile_name: str) -> list[dict]:
         dp = base.datapath(c.in_fmt, c.acc)
         results = {}
         for label, variant in [("profile", dp), *_variants(dp, c.k)]:
-            # mixed inputs take A's datapath (`oracles.numerics.model.datapath_of`): the one varied
+            # mixed inputs take A's datapath (`tcgen05_conformance.oracles.numerics.model.datapath_of`): the one varied
             got = inner_product(a, b, acc_in, c.inputs, c.acc, _only(base, c.in_fmt, c.acc, variant), saturate=c.saturate)
             results[label] = int((got.view(silicon.dtype) != silicon).sum())
         rows.append({"combination": c.id, "profile": base.name, "vectors": int(silicon.size), "mismatches": results})

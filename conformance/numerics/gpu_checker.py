@@ -24,16 +24,16 @@ from typing import Callable, Sequence, TextIO
 
 import numpy as np
 
-from conformance.core.isa.fragments import MMA_SYNC_SHAPES, register_elements, wgmma_accumulator
-from device.target_gpu import TARGET
-from conformance.numerics.measure import (
+from tcgen05_conformance.core.isa.fragments import MMA_SYNC_SHAPES, register_elements, wgmma_accumulator
+from tcgen05_conformance.device.target_gpu import TARGET
+from tcgen05_conformance.numerics.measure import (
     ACC_BITS, HOPPER_COMBINATIONS, INPUT_BITS, WGMMA_N, Combination, d_fragment, kernel_source, smem_images_for,
 )
-from conformance.harness.stages import Stages
-from device.check_kernels import RECORD_WORDS, compile_cubin, source
-from generators import numeric_stream
-from oracles.numerics import checker
-from oracles.numerics.profiles import Datapath, Profile, get_profile
+from tcgen05_conformance.harness.stages import Stages
+from tcgen05_conformance.device.check_kernels import RECORD_WORDS, compile_cubin, source
+from tcgen05_conformance.generators import numeric_stream
+from tcgen05_conformance.oracles.numerics import checker
+from tcgen05_conformance.oracles.numerics.profiles import Datapath, Profile, get_profile
 
 BATCH_INNER_PRODUCTS = 1 << 24  # per launch of each kernel
 MAX_RECORDS = 64  # silicon mismatches kept per combination
@@ -56,7 +56,7 @@ def _entry(op: int, row: np.ndarray, col: np.ndarray, byte: np.ndarray) -> np.nd
 
 
 def register_table(fragment, bits: int, op: int) -> np.ndarray:
-    """Per byte of a tile's fragment words [registers, threads] (as `device.registers.pack_registers`
+    """Per byte of a tile's fragment words [registers, threads] (as `tcgen05_conformance.device.registers.pack_registers`
     lays them out), the element byte that goes there."""
     rows, cols = register_elements(fragment, bits)  # [registers, threads, per word]
     size = bits // 8
@@ -153,7 +153,7 @@ def decode_mismatch(c: Combination, seed: int, profile: str | Profile, record: n
 
 @cache
 def checker_kernels_source() -> str:
-    """The checker kernels' CUDA source (`device.check_kernels.source`) with the two headers they
+    """The checker kernels' CUDA source (`tcgen05_conformance.device.check_kernels.source`) with the two headers they
     need: the operand stream (`generators/numeric_stream.h`) and the checker (`checker.h`)."""
     return source(numeric_stream.C_SOURCE.read_text(), checker.C_SOURCE.read_text())
 
@@ -228,7 +228,7 @@ def run_combination(gpu, module, c: Combination, count: int, sample: int, seed: 
 def check(gpu, combinations: Sequence[Combination], count: int, seed: int, profile: str, jobs: int, sample: int,
           log: TextIO | None = None, progress: Callable[[dict], None] | None = None) -> dict:
     """Run and check `count` inner products per combination (rounded up to whole tiles) on `gpu`
-    (a `device.launch.Gpu` of sm_90), cross-checking the GPU checker with the Python model on the
+    (a `tcgen05_conformance.device.launch.Gpu` of sm_90), cross-checking the GPU checker with the Python model on the
     first `sample` of each (whole tiles) in `jobs` worker processes; the report (JSON-able).
     CrossCheckError when the checker and the model differ. Progress lines go to `log`; `progress`
     gets the report so far after each combination (a run cut short keeps what it checked)."""

@@ -1,5 +1,5 @@
 """Numeric profiles inferred from nothing: directed feature tests that read every parameter of
-the inner-product model (`oracles.numerics.profiles.Datapath`) off a vector source.
+the inner-product model (`tcgen05_conformance.oracles.numerics.profiles.Datapath`) off a vector source.
 
 The tests follow the feature tests of Fasi, Higham, Mikaitis and Pranesh ("Numerical behavior
 of NVIDIA tensor cores", PeerJ Comput. Sci. 7:e330, 2021) and Khattak and Mikaitis ("Accurate
@@ -14,7 +14,7 @@ that parameters settled later cannot change them. Parameters no vector of the fo
 (the alignment floor with fp16 products, say) are *open*: they take the value of a datapath of
 the same source, instruction kind and accumulator that did settle them, else a neutral value,
 and the report says so. At the end the whole inferred datapath must reproduce every directed
-vector, and is checked against discriminating vectors (`generators.numeric_vectors`).
+vector, and is checked against discriminating vectors (`tcgen05_conformance.generators.numeric_vectors`).
 
 Recorded vectors cannot be chosen, so `infer_recorded` searches every datapath consistent with a
 recorded folder instead and reports which parameters the data determines and which it leaves
@@ -40,12 +40,12 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from conformance.core.formats import FloatFormat, decode, get_format, storage_dtype
-from conformance.numerics.sources import Scaling, SimulatorSource, VectorSource, mixed_pairs_of
-from oracles.numerics import inner_product
-from oracles.numerics.convert import NotRepresentable, from_binary32
-from generators.numeric_vectors import FAMILIES, mix
-from oracles.numerics.profiles import PARAMETERS, Datapath, Profile
+from tcgen05_conformance.core.formats import FloatFormat, decode, get_format, storage_dtype
+from tcgen05_conformance.numerics.sources import Scaling, SimulatorSource, VectorSource, mixed_pairs_of
+from tcgen05_conformance.oracles.numerics import inner_product
+from tcgen05_conformance.oracles.numerics.convert import NotRepresentable, from_binary32
+from tcgen05_conformance.generators.numeric_vectors import FAMILIES, mix
+from tcgen05_conformance.oracles.numerics.profiles import PARAMETERS, Datapath, Profile
 
 STRUCTURE = "structure"  # (k_step, split_ways, split_stride), searched together
 SEARCHED = (STRUCTURE, "align_frac_bits", "group_precision", "group_rounding", "c_entry", "final_rounding",
@@ -1287,7 +1287,7 @@ def infer_recorded_file(rec, log: Callable[[str], None] | None = None) -> Record
 
 def infer_recorded(path, log: Callable[[str], None] | None = None, formats: Iterable[str] | None = None) -> list[RecordedInference]:
     """`infer_recorded_file` for every result file under a recorded folder (GPU or format folder)."""
-    from oracles.numerics.vectors import find_folders, load_folder
+    from tcgen05_conformance.oracles.numerics.vectors import find_folders, load_folder
 
     wanted = set(formats) if formats is not None else None
     out = []
@@ -1343,9 +1343,9 @@ def source_for_backend(spec: str, instruction: str | None = None, profile: str |
     (`recorded:DIR`, DIR a folder or a GPU folder's name under the shipped recordings, or a folder
     given as it is), returned as the folder's path. ValueError (one line) for a spec that names
     none of these; SourceUnavailable when the silicon is not here."""
-    from conformance.numerics.sources import GpuSource, ModelSource
-    from oracles.numerics.profiles import for_instruction
-    from oracles.numerics.vectors import RECORDINGS
+    from tcgen05_conformance.numerics.sources import GpuSource, ModelSource
+    from tcgen05_conformance.oracles.numerics.profiles import for_instruction
+    from tcgen05_conformance.oracles.numerics.vectors import RECORDINGS
 
     if instruction is not None and spec in INSTRUCTIONS and instruction not in INSTRUCTIONS[spec]:
         raise ValueError(f"--instruction {instruction}: the {spec} backend runs {' or '.join(INSTRUCTIONS[spec])}")
@@ -1378,7 +1378,7 @@ def source_for_backend(spec: str, instruction: str | None = None, profile: str |
 
 def _plugin_source(module: str, factory: str, profile: str | None) -> VectorSource:
     """A plugin's vector source: `module.factory(profile=profile)`, which must evaluate inner
-    products (`conformance.numerics.sources.VectorSource`)."""
+    products (`tcgen05_conformance.numerics.sources.VectorSource`)."""
     import importlib
 
     try:
@@ -1395,7 +1395,7 @@ def _plugin_source(module: str, factory: str, profile: str | None) -> VectorSour
 def replay_recorded(source: VectorSource, path) -> list[dict]:
     """Every recorded result file under `path` whose pair the source runs, evaluated by the source
     (silicon's inner products through a simulator, say): vectors and mismatches per file."""
-    from oracles.numerics.vectors import find_folders, load_folder
+    from tcgen05_conformance.oracles.numerics.vectors import find_folders, load_folder
 
     out = []
     runs = set(source.pairs())
@@ -1435,9 +1435,9 @@ def agreement(source: VectorSource, profile: str, recorded: Sequence[str], vecto
               formats: Iterable[str] | None = None) -> dict:
     """How a source (a third-party model, say) agrees with a profile and with silicon: per
     (input, accumulator) pair it runs, `vectors` discriminating vectors (every family of
-    `generators.numeric_vectors`, K the source's) against the profile's results, with the
+    `tcgen05_conformance.generators.numeric_vectors`, K the source's) against the profile's results, with the
     mismatches per family; and every recorded file under `recorded` replayed through it."""
-    from oracles.numerics.profiles import get_profile
+    from tcgen05_conformance.oracles.numerics.profiles import get_profile
 
     wanted = set(formats) if formats is not None else None
     pairs = []
@@ -1489,7 +1489,7 @@ def compare_profiles(inferred: Profile, reference: Profile) -> list[dict]:
 def run_command(args, command: str) -> tuple[dict, int]:
     """`numerics infer` for parsed arguments (`conformance/cli/numerics.py`): (report, exit status).
     SourceUnavailable when the backend's silicon is not on this machine."""
-    from oracles.numerics.profiles import get_profile
+    from tcgen05_conformance.oracles.numerics.profiles import get_profile
 
     formats = [f.strip() for f in args.formats.split(",")] if args.formats else None
     source = source_for_backend(args.backend, args.instruction, args.profile)

@@ -1,14 +1,14 @@
 """Measure a numeric profile on silicon: random and discriminating inner products through
-`mma.sync` and `wgmma` (Hopper) or `tcgen05.mma` (Blackwell, `device.tcgen05_inner_products`), run
+`mma.sync` and `wgmma` (Hopper) or `tcgen05.mma` (Blackwell, `tcgen05_conformance.device.tcgen05_inner_products`), run
 on the GPU and diffed bit for bit against the model.
 
-Each tile is one instruction: A rows and B rows are vectors of `generators.numeric_vectors.mix`
+Each tile is one instruction: A rows and B rows are vectors of `tcgen05_conformance.generators.numeric_vectors.mix`
 (every family), so D[m, n] = A[m] . B[n] + C[m, n] pairs the constructed a and b of one vector
 on the diagonal (m = n, "paired") and crosses vectors elsewhere; every element of D is compared.
 Work is cut in chunks of about 2^20 inner products; worker processes draw and pack a chunk, the
 GPU runs it, workers run the model and compare, so the host's cores keep the GPU fed.
 
-Every stage is timed (`conformance.harness.stages`), per combination and in all: in the workers
+Every stage is timed (`tcgen05_conformance.harness.stages`), per combination and in all: in the workers
 draw, pack, unpack, model and compare; on the GPU copy in, launch (until the GPU is done) and read
 back; in the main process the waits for prepared chunks (the GPU idle for the host) and for the
 last comparisons.
@@ -26,20 +26,20 @@ from typing import Callable, Sequence, TextIO
 
 import numpy as np
 
-from conformance.core.encoding.sdesc import SmemDescriptor
-from conformance.core.encoding.sdesc import encode as encode_descriptor
-from conformance.core.formats import get_format, storage_dtype
-from conformance.core.instructions import WgmmaMma
-from conformance.core.isa.fragments import MMA_SYNC_SHAPES, register_elements, wgmma_accumulator
-from conformance.core.layouts.smem import element_bit_addresses, storage_for
-from conformance.harness.stages import Stages
-from device.inner_product_kernels import MmaSyncInstruction, mma_sync_kernel, wgmma_kernel
-from device.tcgen05_inner_products import Tcgen05Form
-from device.tcgen05_inner_products import forms as tcgen05_forms
-from device.registers import pack_registers, unpack_registers
-from oracles.numerics import inner_product
-from generators.numeric_vectors import FAMILIES, mix
-from oracles.numerics.profiles import for_instruction
+from tcgen05_conformance.core.encoding.sdesc import SmemDescriptor
+from tcgen05_conformance.core.encoding.sdesc import encode as encode_descriptor
+from tcgen05_conformance.core.formats import get_format, storage_dtype
+from tcgen05_conformance.core.instructions import WgmmaMma
+from tcgen05_conformance.core.isa.fragments import MMA_SYNC_SHAPES, register_elements, wgmma_accumulator
+from tcgen05_conformance.core.layouts.smem import element_bit_addresses, storage_for
+from tcgen05_conformance.harness.stages import Stages
+from tcgen05_conformance.device.inner_product_kernels import MmaSyncInstruction, mma_sync_kernel, wgmma_kernel
+from tcgen05_conformance.device.tcgen05_inner_products import Tcgen05Form
+from tcgen05_conformance.device.tcgen05_inner_products import forms as tcgen05_forms
+from tcgen05_conformance.device.registers import pack_registers, unpack_registers
+from tcgen05_conformance.oracles.numerics import inner_product
+from tcgen05_conformance.generators.numeric_vectors import FAMILIES, mix
+from tcgen05_conformance.oracles.numerics.profiles import for_instruction
 
 INPUT_BITS = {"f16": 16, "bf16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8}
 ACC_BITS = {"f32": 32, "f16": 16, "s32": 32}
@@ -359,7 +359,7 @@ class VectorRunner:
     element is +0 (code 0) and every other scale 1, and only the diagonal is read back."""
 
     def __init__(self, gpu=None):
-        from device.launch import Gpu
+        from tcgen05_conformance.device.launch import Gpu
 
         self.gpu = gpu or Gpu()
         self.kernels: dict[str, object] = {}
@@ -394,7 +394,7 @@ def measure(gpu, combinations: Sequence[Combination], count: int, seed: int, pro
             log: TextIO | None = None, tiny: int = 0, observe: Callable[[Combination, dict], np.ndarray] | None = None,
             described: dict[str, str] | None = None) -> tuple[dict, dict]:
     """Run `count` (rounded up to whole chunks) inner products per combination on `gpu` (a
-    `device.launch.Gpu` that runs their targets) with `jobs` worker processes; the report (JSON-able,
+    `tcgen05_conformance.device.launch.Gpu` that runs their targets) with `jobs` worker processes; the report (JSON-able,
     with the time of every stage per combination and in all: `stage_profile`) and the kept samples
     (arrays per combination; `tiny`: up to that many subnormal results more). Progress lines go to
     `log` (standard error when None, looked up at call time). `profile`: a profile (name or file),

@@ -25,13 +25,13 @@ from typing import Callable
 
 import numpy as np
 
-from conformance.numerics import measure
-from conformance.numerics.infer import compare_profiles, infer_profile
-from conformance.numerics.sources import GpuSource, ModelSource
-from conformance.harness.stages import Stages
-from device.registers import pack_registers
-from oracles.numerics import inner_product
-from oracles.numerics.profiles import get_profile
+from tcgen05_conformance.numerics import measure
+from tcgen05_conformance.numerics.infer import compare_profiles, infer_profile
+from tcgen05_conformance.numerics.sources import GpuSource, ModelSource
+from tcgen05_conformance.harness.stages import Stages
+from tcgen05_conformance.device.registers import pack_registers
+from tcgen05_conformance.oracles.numerics import inner_product
+from tcgen05_conformance.oracles.numerics.profiles import get_profile
 
 FAMILIES = {"wgmma": "sm_90a", "mma.sync": "sm_90a.mma_sync"}  # family -> the committed profile it must equal
 
@@ -71,7 +71,7 @@ def model_silicon(c: measure.Combination, chunk: dict, stages: Stages) -> np.nda
 
 def prove(gpu, out: Path, per_format: int, seed: int, jobs: int, command: str,
           log: Callable[[str], None] = lambda m: print(m, file=sys.stderr, flush=True)) -> dict:
-    """The proof on `gpu` (an sm_90 `device.launch.Gpu`; None: the numeric model under the committed
+    """The proof on `gpu` (an sm_90 `tcgen05_conformance.device.launch.Gpu`; None: the numeric model under the committed
     profiles answers and stands in for silicon): the report, written with the inferred profiles
     under `out` (JSON and Markdown); `report["passed"]` says whether it held."""
     out.mkdir(parents=True, exist_ok=True)

@@ -5,10 +5,10 @@ raw accumulator codes out) for one instruction family and says which (input, acc
 format pairs it runs, with what K. `numerics infer` sends it directed feature tests and reads
 the datapath off the answers. Implementations:
 
-* `ModelSource` - a profile of the numeric model (`oracles.numerics`), for testing the inference:
+* `ModelSource` - a profile of the numeric model (`tcgen05_conformance.oracles.numerics`), for testing the inference:
   inferred from `sm_90a`, the profile must come back;
 * `GpuSource` - silicon through the Hopper inner-product harness (`mma.sync` or `wgmma` batches,
-  `conformance.numerics.measure`);
+  `tcgen05_conformance.numerics.measure`);
 * `SimulatorSource` - a third-party numeric simulator speaking the line protocol of
   docs/numerics.md ("Numeric simulators");
 * `RecordedVectors` is not a source that evaluates: the recorded folders hold fixed vectors, so
@@ -31,9 +31,9 @@ from typing import Protocol
 
 import numpy as np
 
-from conformance.core.formats import get_format, storage_dtype
-from oracles.numerics import inner_product
-from oracles.numerics.profiles import Profile, get_profile, profile_target
+from tcgen05_conformance.core.formats import get_format, storage_dtype
+from tcgen05_conformance.oracles.numerics import inner_product
+from tcgen05_conformance.oracles.numerics.profiles import Profile, get_profile, profile_target
 
 #: Every (input, accumulator) pair the numeric model knows, floating point then integer.
 FLOAT_PAIRS = (
@@ -132,7 +132,7 @@ class ModelSource:
     def provenance(self) -> dict[str, str]:
         target = profile_target(self.profile if not isinstance(self.spec, str) else self.spec)
         return {"source": self.name, "machine": _machine(), "date": _now(),
-                "driver": f"the numeric model (oracles.numerics) under profile {self.profile.name}, "
+                "driver": f"the numeric model (tcgen05_conformance.oracles.numerics) under profile {self.profile.name}, "
                           f"K = {self._instructions} instructions' K", **({"target": target} if target else {})}
 
     def pairs(self) -> tuple[tuple[str, str], ...]:
@@ -184,14 +184,14 @@ FAMILY_ARCHS = {"mma.sync": ("sm_90",), "wgmma": ("sm_90",), "tcgen05": ("sm_100
 
 
 class GpuSource:
-    """Silicon through the shared inner-product harness of `conformance.numerics.measure`
+    """Silicon through the shared inner-product harness of `tcgen05_conformance.numerics.measure`
     (`mma.sync` or `wgmma` on Hopper, `tcgen05.mma` on Blackwell): each inner product sits on the
     diagonal of one tile (D[m, m] = A[m] . B[m] + C[m, m]), the other elements are ignored. K is the
     instruction's. SourceUnavailable when this machine has no GPU of the family's architecture."""
 
     def __init__(self, family: str):
-        from conformance.numerics import measure
-        from device.launch import GpuUnavailable
+        from tcgen05_conformance.numerics import measure
+        from tcgen05_conformance.device.launch import GpuUnavailable
 
         if family not in FAMILY_ARCHS:
             raise ValueError(f"gpu source family {family!r}: one of {', '.join(FAMILY_ARCHS)}")

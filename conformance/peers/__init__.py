@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from conformance.peers.cutlass import cross_check
-from conformance.peers.cutlass_toolchain import PeersUnavailable
+from tcgen05_conformance.peers.cutlass import cross_check
+from tcgen05_conformance.peers.cutlass_toolchain import PeersUnavailable
 
 __all__ = ["PeersUnavailable", "cross_check"]

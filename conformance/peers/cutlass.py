@@ -21,19 +21,19 @@ import re
 
 import numpy as np
 
-from conformance.core.encoding import idesc as idesc_codec
-from conformance.core.encoding import sdesc as sdesc_codec
-from conformance.core.encoding.bitfields import EncodingError
-from conformance.core.instructions import Tcgen05Mma
-from conformance.core.isa import data_movement as dm
-from conformance.core.isa import mma as isa
-from conformance.core.legality.check import check as legality_check
-from conformance.core.layouts import tmem as tmem_layout
-from conformance.core.layouts.ldst import fragment_cells
-from conformance.core.layouts.smem import element_bit_addresses, storage_for
-from conformance.peers import cutlass_toolchain as toolchain
-from conformance.peers.cutlass_atoms import ATOMS, Atom, Candidate, shape_candidates, type_candidates
-from oracles import data_movement as oracle_dm
+from tcgen05_conformance.core.encoding import idesc as idesc_codec
+from tcgen05_conformance.core.encoding import sdesc as sdesc_codec
+from tcgen05_conformance.core.encoding.bitfields import EncodingError
+from tcgen05_conformance.core.instructions import Tcgen05Mma
+from tcgen05_conformance.core.isa import data_movement as dm
+from tcgen05_conformance.core.isa import mma as isa
+from tcgen05_conformance.core.legality.check import check as legality_check
+from tcgen05_conformance.core.layouts import tmem as tmem_layout
+from tcgen05_conformance.core.layouts.ldst import fragment_cells
+from tcgen05_conformance.core.layouts.smem import element_bit_addresses, storage_for
+from tcgen05_conformance.peers import cutlass_toolchain as toolchain
+from tcgen05_conformance.peers.cutlass_atoms import ATOMS, Atom, Candidate, shape_candidates, type_candidates
+from tcgen05_conformance.oracles import data_movement as oracle_dm
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,7 @@ def runtime_variants(c: Candidate) -> list[tuple[int, int, int]]:
 def _issued(c: Candidate, word: int) -> Tcgen05Mma:
     """The tcgen05.mma CUTLASS issues for a configuration, with this descriptor word and operand
     descriptors whose swizzle suits the majorness (Table 52)."""
-    from conformance.core.encoding import sdesc as sdesc_codec
+    from tcgen05_conformance.core.encoding import sdesc as sdesc_codec
 
     def desc(major: str, typ: str) -> int:
         swizzle = "128B_base32B" if major == "MN" and isa.TYPE_BITS.get(typ) == 32 else "128B"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from conformance.core.isa import mma as isa
+from tcgen05_conformance.core.isa import mma as isa
 
 MAJORS = ("K", "MN")
 M_CANDIDATES = (32, 64, 128, 256)

@@ -21,9 +21,9 @@ import json
 import random
 from dataclasses import dataclass
 
-from conformance.core.encoding import sdesc as sdesc_codec
-from conformance.core.encoding import taddr as taddr_codec
-from conformance.core.instructions import (
+from tcgen05_conformance.core.encoding import sdesc as sdesc_codec
+from tcgen05_conformance.core.encoding import taddr as taddr_codec
+from tcgen05_conformance.core.instructions import (
     Instruction,
     MmaSp,
     Tcgen05Alloc,
@@ -39,18 +39,18 @@ from conformance.core.instructions import (
     Tcgen05Wait,
     WgmmaMma,
 )
-from conformance.core.isa import data_movement as dm
-from conformance.core.isa.targets import PTX_VERSION
-from conformance.core.memo import memo
-from conformance.core.program import Program, instruction_to_json
-from conformance.core.ptx.render import (
+from tcgen05_conformance.core.isa import data_movement as dm
+from tcgen05_conformance.core.isa.targets import PTX_VERSION
+from tcgen05_conformance.core.memo import memo
+from tcgen05_conformance.core.program import Program, instruction_to_json
+from tcgen05_conformance.core.ptx.render import (
     REGISTER_DECLARATIONS,
     draw_spelling,
     head,
     mma_sp_fragment_registers,
     spell,
 )
-from conformance.core.ptx.spelling import CANONICAL, Spelling
+from tcgen05_conformance.core.ptx.spelling import CANONICAL, Spelling
 
 ISSUED_OPS = (Tcgen05Mma, Tcgen05Cp, Tcgen05Shift)  # single-thread asynchronous operations
 LD_CHUNK = 32  # columns per tcgen05.ld / tcgen05.st (.32x32b.x32: 32 registers per thread)

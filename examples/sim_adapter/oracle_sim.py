@@ -24,10 +24,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout, for any Python with numpy / ml_dtypes
 
-from conformance.core.program import from_json  # noqa: E402
-from conformance.core.state import NotModelled, UndefinedBehaviour  # noqa: E402
-from conformance.mutation.mutants import MUTANTS  # noqa: E402
-from oracles.execute import run  # noqa: E402
+from tcgen05_conformance.core.program import from_json  # noqa: E402
+from tcgen05_conformance.core.state import NotModelled, UndefinedBehaviour  # noqa: E402
+from tcgen05_conformance.mutation.mutants import MUTANTS  # noqa: E402
+from tcgen05_conformance.oracles.execute import run  # noqa: E402
 
 
 def write_state(out: str, layout: dict, state) -> None:

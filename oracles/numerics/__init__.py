@@ -15,7 +15,7 @@ Public API:
 See docs/numerics.md for the model, the fitted parameters and the assumptions.
 """
 
-from conformance.core.formats import FORMATS, FloatFormat, IntFormat, get_format
+from tcgen05_conformance.core.formats import FORMATS, FloatFormat, IntFormat, get_format
 
 from .convert import NotRepresentable, f32_to_f16_rne, from_binary32, to_binary32
 from .matmul import MatrixProduct, evaluate, matmul

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from conformance.core.formats import FloatFormat, IntFormat, code_bits, get_format, storage_dtype
-from conformance.core.host_build import shared_library
+from tcgen05_conformance.core.formats import FloatFormat, IntFormat, code_bits, get_format, storage_dtype
+from tcgen05_conformance.core.host_build import shared_library
 
 from .model import datapath_of, inner_product, widened_format
 from .profiles import Datapath, Profile, get_profile
@@ -125,7 +125,7 @@ class HostChecker:
         return out
 
     def stream(self, params: np.ndarray, op: int, tiles: np.ndarray, rows: int, cols: int) -> np.ndarray:
-        """The C operand stream's codes [len(tiles), rows, cols] (as `generators.numeric_stream.codes`)."""
+        """The C operand stream's codes [len(tiles), rows, cols] (as `tcgen05_conformance.generators.numeric_stream.codes`)."""
         p = np.ascontiguousarray(params, dtype=np.uint64)
         t = np.ascontiguousarray(tiles, dtype=np.uint64)
         out = np.empty((t.size, rows, cols), np.uint32)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from conformance.core.formats import INF, NAN, FloatFormat, decode, encode_finite, get_format, storage_dtype
+from tcgen05_conformance.core.formats import INF, NAN, FloatFormat, decode, encode_finite, get_format, storage_dtype
 
 from .fixedpoint import round_scaled
 

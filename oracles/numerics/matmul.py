@@ -22,7 +22,7 @@ from typing import Sequence
 
 import numpy as np
 
-from conformance.core.formats import VALUE_DTYPES, get_format, storage_dtype, values
+from tcgen05_conformance.core.formats import VALUE_DTYPES, get_format, storage_dtype, values
 
 from .model import inner_product
 from .profiles import Profile, get_profile

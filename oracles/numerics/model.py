@@ -6,7 +6,7 @@ is raw encodings of the accumulator format, shaped (batch,); the result is raw e
 of the accumulator format (uint32 for f32, uint16 for f16, int32 for s32).
 
 Products are exact.  The datapath of the profile decides how products and ``c`` are
-grouped, aligned, truncated, added and rounded (see :mod:`oracles.numerics.profiles`).
+grouped, aligned, truncated, added and rounded (see :mod:`tcgen05_conformance.oracles.numerics.profiles`).
 Special values (assumptions, see docs/numerics.md): any NaN input, ``0 * Inf``, or
 ``+Inf`` meeting ``-Inf`` gives the canonical NaN; otherwise an infinite input gives that
 infinity; a finite overflow gives Inf whatever the rounding (measured on H100); a zero
@@ -21,7 +21,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from conformance.core.formats import (
+from tcgen05_conformance.core.formats import (
     INF,
     NAN,
     ZERO_EXP,

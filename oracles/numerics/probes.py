@@ -1,7 +1,7 @@
 """Probe vectors that would settle the untested assumptions on B200 silicon.
 
 Each :class:`Probe` is one inner product (inputs as exact Python floats) and the competing
-hypotheses it separates, each hypothesis being a :class:`~oracles.numerics.profiles.Datapath`.
+hypotheses it separates, each hypothesis being a :class:`~tcgen05_conformance.oracles.numerics.profiles.Datapath`.
 :func:`predictions` runs the model under every hypothesis, so a run of the same vector through
 ``tcgen05.mma`` on a B200 picks the hypothesis whose prediction matches (or none).
 

@@ -29,10 +29,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, Mapping, get_args
 
-from conformance.core.inputs import InputError, parse_json, read_text
-from conformance.core.formats import get_format
-from conformance.core.isa.targets import TARGETS
-from conformance.core.numeric_profiles import NUMERIC_PROFILES, PROFILE_NAMES
+from tcgen05_conformance.core.inputs import InputError, parse_json, read_text
+from tcgen05_conformance.core.formats import get_format
+from tcgen05_conformance.core.isa.targets import TARGETS
+from tcgen05_conformance.core.numeric_profiles import NUMERIC_PROFILES, PROFILE_NAMES
 
 Rounding = Literal["rne", "rz"]
 
@@ -694,7 +694,7 @@ def _check_fields() -> None:
 
 
 def unregistered_names(registry: Mapping[str, Profile]) -> list[str]:
-    """What keeps `registry` from matching the profile names of `conformance.core.numeric_profiles`:
+    """What keeps `registry` from matching the profile names of `tcgen05_conformance.core.numeric_profiles`:
     each name without a profile, and each profile that is neither a name nor an instruction-family
     variant `<name>.<family>` of one."""
     missing = [f"profile {name!r} has no model" for name in PROFILE_NAMES if name not in registry]

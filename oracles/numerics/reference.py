@@ -4,7 +4,7 @@ These exist to check the vectorised model and to time it against something obvio
 
 * :func:`exact_reference` - the exact profile with :class:`fractions.Fraction`: decode
   every value to a rational, add them all exactly, round once to nearest even.
-* :func:`datapath_reference` - any :class:`~oracles.numerics.profiles.Datapath`, written
+* :func:`datapath_reference` - any :class:`~tcgen05_conformance.oracles.numerics.profiles.Datapath`, written
   as loops over Fractions: group the products, truncate each term toward zero to a
   multiple of ``2**(emax - align_frac_bits)``, add, round.
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from conformance.core.formats import FloatFormat, IntFormat, get_format
+from tcgen05_conformance.core.formats import FloatFormat, IntFormat, get_format
 
 from .profiles import Datapath, get_profile
 

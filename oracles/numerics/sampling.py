@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from conformance.core.formats import FloatFormat, IntFormat, code_bits, get_format, storage_dtype
+from tcgen05_conformance.core.formats import FloatFormat, IntFormat, code_bits, get_format, storage_dtype
 
 
 def random_bits(

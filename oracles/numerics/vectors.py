@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from conformance.core.inputs import InputError, parse_json, printable, read_file, read_text
+from tcgen05_conformance.core.inputs import InputError, parse_json, printable, read_file, read_text
 
 from .convert import NotRepresentable, f32_to_f16_rne, from_binary32, to_binary32
 from .model import inner_product

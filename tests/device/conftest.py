@@ -8,7 +8,7 @@ import pytest
 
 @pytest.fixture(scope="session")
 def gpu():
-    from device.launch import Gpu, GpuUnavailable
+    from tcgen05_conformance.device.launch import Gpu, GpuUnavailable
 
     try:
         return Gpu()
@@ -18,7 +18,7 @@ def gpu():
 
 @pytest.fixture(scope="session")
 def hopper_gpu(gpu):
-    from conformance.harness.backends.hopper import reason_for
+    from tcgen05_conformance.harness.backends.hopper import reason_for
 
     reason = reason_for(gpu.arch, gpu.name)
     if reason:

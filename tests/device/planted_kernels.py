@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from conformance.core.program import Program
-from conformance.harness.backends.base import Observation
-from device.ptx.kernels import ptx_header
+from tcgen05_conformance.core.program import Program
+from tcgen05_conformance.harness.backends.base import Observation
+from tcgen05_conformance.device.ptx.kernels import ptx_header
 
 HANGING_PTX = ptx_header("sm_90a") + """.shared .align 8 .b64 mbar;
 
@@ -33,7 +33,7 @@ class HangingKernel:
         self.profile = profile
 
     def unavailable_reason(self) -> str | None:
-        from device.launch import Gpu, GpuUnavailable
+        from tcgen05_conformance.device.launch import Gpu, GpuUnavailable
 
         try:
             Gpu()
@@ -42,7 +42,7 @@ class HangingKernel:
         return None
 
     def observe(self, programs: Sequence[Program], progress: Callable[[int], None] | None = None) -> list[Observation]:
-        from device.launch import Gpu
+        from tcgen05_conformance.device.launch import Gpu
 
         gpu = Gpu()
         kernel = gpu.load(HANGING_PTX, "sm_90a").get_kernel("hang")

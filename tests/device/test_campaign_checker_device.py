@@ -8,9 +8,9 @@ from collections import Counter
 
 import numpy as np
 
-from conformance.campaign.checker import GpuReference, checker_module, operands
-from device.hopper_batch import pack_d
-from oracles.numerics.matmul import evaluate
+from tcgen05_conformance.campaign.checker import GpuReference, checker_module, operands
+from tcgen05_conformance.device.hopper_batch import pack_d
+from tcgen05_conformance.oracles.numerics.matmul import evaluate
 from tests.test_campaign_checker import launch_groups
 
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-from conformance.campaign import run as tool
-from conformance.campaign.checker import checker_module
-from conformance.campaign.stream import GPU_IDLE, GpuStream, checker_differs, drawn_differently
-from conformance.harness.stages import Stages
-from device.kernel_cache import KernelCache
+from tcgen05_conformance.campaign import run as tool
+from tcgen05_conformance.campaign.checker import checker_module
+from tcgen05_conformance.campaign.stream import GPU_IDLE, GpuStream, checker_differs, drawn_differently
+from tcgen05_conformance.harness.stages import Stages
+from tcgen05_conformance.device.kernel_cache import KernelCache
 
 
 def test_stream_launches_draw_what_the_host_rebuilds_and_agree(hopper_gpu, tmp_path):

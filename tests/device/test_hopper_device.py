@@ -12,15 +12,15 @@ import time
 
 import numpy as np
 
-from conformance.core.program import SmemSegment
-from conformance.harness import runner
-from conformance.harness.backends.base import Observation
-from conformance.harness.backends.hopper import observed_state
-from conformance.harness.backends.oracle import OracleBackend
-from conformance.harness.judge import profile_for, state_result
-from device.hopper_batch import HopperRunner
-from generators.programs import hopper_programs
-from generators.sampling import draw_examples
+from tcgen05_conformance.core.program import SmemSegment
+from tcgen05_conformance.harness import runner
+from tcgen05_conformance.harness.backends.base import Observation
+from tcgen05_conformance.harness.backends.hopper import observed_state
+from tcgen05_conformance.harness.backends.oracle import OracleBackend
+from tcgen05_conformance.harness.judge import profile_for, state_result
+from tcgen05_conformance.device.hopper_batch import HopperRunner
+from tcgen05_conformance.generators.programs import hopper_programs
+from tcgen05_conformance.generators.sampling import draw_examples
 from tests.fault_backends import planted_programs
 
 WATCHDOG_S = 20.0
@@ -61,13 +61,13 @@ def test_planted_hanging_kernel_is_reported_within_the_watchdog_limit(gpu):
     [result] = outcome.results["tests.device.planted_kernels:HangingKernel"]
     assert result.status == "error" and result.detail.startswith("timeout"), result.detail
     assert programs[0].case_id in result.detail
-    # the batch's limit, then at most one retry alone (conformance.harness.supervisor), plus process starts
+    # the batch's limit, then at most one retry alone (tcgen05_conformance.harness.supervisor), plus process starts
     assert elapsed < 2 * WATCHDOG_S + 20, elapsed
 
 
 def test_run_reports_blackwell_skipped_with_its_reason_on_hopper(hopper_gpu, tmp_path):
     out = tmp_path / "out"
-    done = subprocess.run([sys.executable, "-m", "conformance", "run", "--backend", "hopper", "--backend", "blackwell",
+    done = subprocess.run([sys.executable, "-m", "tcgen05_conformance", "run", "--backend", "hopper", "--backend", "blackwell",
                            "--examples", "120", "--report-dir", str(out)], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     summary = json.loads((out / "summary.json").read_text())

@@ -7,15 +7,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from device.check_kernels import JOB_KERNELS
-from device.launch import DeviceArray
+from tcgen05_conformance.device.check_kernels import JOB_KERNELS
+from tcgen05_conformance.device.launch import DeviceArray
 from tests import test_stream_operands as cases
 
 
 @pytest.fixture(scope="module")
 def run(gpu) -> cases.Run:
-    from conformance.numerics.gpu_checker import checker_kernels_source
-    from device.check_kernels import compile_cubin
+    from tcgen05_conformance.numerics.gpu_checker import checker_kernels_source
+    from tcgen05_conformance.device.check_kernels import compile_cubin
 
     module = gpu.load_cubin(compile_cubin(checker_kernels_source(), gpu.arch))
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from generators import numeric_stream as ns
-from oracles.numerics import checker
+from tcgen05_conformance.generators import numeric_stream as ns
+from tcgen05_conformance.oracles.numerics import checker
 
 
 @pytest.fixture(scope="module")

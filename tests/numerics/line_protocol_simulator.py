@@ -14,8 +14,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout, when run as a script
 
-from oracles.numerics import inner_product  # noqa: E402
-from oracles.numerics.profiles import get_profile  # noqa: E402
+from tcgen05_conformance.oracles.numerics import inner_product  # noqa: E402
+from tcgen05_conformance.oracles.numerics.profiles import get_profile  # noqa: E402
 
 PAIRS = ("f16->f32", "f16->f16", "bf16->f32", "tf32->f32", "e4m3->f32", "e4m3->f16", "e5m2->f32", "e5m2->f16")
 DTYPES = {"f16": np.uint16, "bf16": np.uint16, "tf32": np.uint32, "e4m3": np.uint8, "e5m2": np.uint8,

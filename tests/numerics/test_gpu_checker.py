@@ -1,6 +1,6 @@
 """The GPU numerics checker on the CPU: the operand stream's C and numpy versions draw the same
 codes; the integer checker (host build of oracles/numerics/checker.h) agrees with the Python model
-(the reference) on the stream's tiles and on `generators.numeric_vectors.mix`, and a mutant datapath
+(the reference) on the stream's tiles and on `tcgen05_conformance.generators.numeric_vectors.mix`, and a mutant datapath
 makes that cross-check fail; the CUDA kernels, compiled for the CPU (one block of one thread),
 pack what the host packs and count, record and sample as they claim; they compile for sm_90a with
 NVRTC; the whole `check` flow runs on a stand-in GPU."""
@@ -15,16 +15,16 @@ import shutil
 import numpy as np
 import pytest
 
-from conformance.core.isa.fragments import MMA_SYNC_SHAPES, register_elements, wgmma_accumulator
-from conformance.numerics import gpu_checker as gc
-from conformance.numerics.measure import (
+from tcgen05_conformance.core.isa.fragments import MMA_SYNC_SHAPES, register_elements, wgmma_accumulator
+from tcgen05_conformance.numerics import gpu_checker as gc
+from tcgen05_conformance.numerics.measure import (
     ACC_BITS, COMBINATIONS, HOPPER_COMBINATIONS, INPUT_BITS, MIXED_FP8, WGMMA_N, d_fragment, pack_images, smem_images_for,
 )
-from device.registers import pack_registers, unpack_registers
-from generators import numeric_stream as ns
-from generators.numeric_vectors import mix
-from oracles.numerics import checker
-from oracles.numerics.profiles import get_profile
+from tcgen05_conformance.device.registers import pack_registers, unpack_registers
+from tcgen05_conformance.generators import numeric_stream as ns
+from tcgen05_conformance.generators.numeric_vectors import mix
+from tcgen05_conformance.oracles.numerics import checker
+from tcgen05_conformance.oracles.numerics.profiles import get_profile
 
 ALL = HOPPER_COMBINATIONS  # the 24 same-type combinations and the 8 mixed fp8 ones
 IDS = [c.id for c in ALL]
@@ -120,8 +120,8 @@ def test_a_mutant_datapath_fails_the_cross_check(host, cid, change, count):
 
 @pytest.fixture(scope="module")
 def kernels(tmp_path_factory):
-    """The CUDA kernels compiled for the CPU (device.check_kernels.HOST_STAND_IN), through ctypes."""
-    from device.check_kernels import host_library
+    """The CUDA kernels compiled for the CPU (tcgen05_conformance.device.check_kernels.HOST_STAND_IN), through ctypes."""
+    from tcgen05_conformance.device.check_kernels import host_library
 
     if shutil.which("g++") is None:
         pytest.skip("g++ not found")
@@ -143,7 +143,7 @@ def _pack(kernels, streams, tile0, tiles, table):
 @pytest.mark.parametrize("c", ALL, ids=IDS)
 def test_pack_kernel_reproduces_the_host_packing(kernels, c):
     """The words `pack_operands` draws (run on the CPU) are those `numerics measure --checker host`
-    packs from the same codes (device.registers / pack_images), tile after tile."""
+    packs from the same codes (tcgen05_conformance.device.registers / pack_images), tile after tile."""
     p, p_b = gc.stream_parameters(c, SEED)
     m, n = c.tile
     tiles = np.array([5, 6], dtype=np.uint64)
@@ -212,7 +212,7 @@ def test_d_offsets_read_what_unpack_registers_reads():
 
 
 def test_kernels_compile_for_sm_90a():
-    from device.check_kernels import NvrtcError
+    from tcgen05_conformance.device.check_kernels import NvrtcError
 
     try:
         cubin = gc._cubin()
@@ -245,7 +245,7 @@ class _Kernel:
 
 
 class _StandInGpu:
-    """A CPU stand-in for device.launch.Gpu: pack_operands draws with numpy, the tensor core is the
+    """A CPU stand-in for tcgen05_conformance.device.launch.Gpu: pack_operands draws with numpy, the tensor core is the
     Python model (with one planted wrong bit), check_tiles is the host checker."""
 
     name, arch = "stand-in", "sm_90"

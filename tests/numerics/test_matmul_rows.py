@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from oracles.numerics.matmul import MatrixProduct
+from tcgen05_conformance.oracles.numerics.matmul import MatrixProduct
 
 
 def _product(rng: np.random.Generator, m: int, n: int, k: int, sparse: bool) -> MatrixProduct:

@@ -1,8 +1,8 @@
-"""generators.numeric_vectors: shapes and dtypes, the property each family claims, determinism,
+"""tcgen05_conformance.generators.numeric_vectors: shapes and dtypes, the property each family claims, determinism,
 and the families' discriminating power against perturbed sm_100a datapaths
-(conformance.numerics.catch_rates).
+(tcgen05_conformance.numerics.catch_rates).
 
-Values are decoded here with numpy / ml_dtypes (not with conformance.core.formats) and exact
+Values are decoded here with numpy / ml_dtypes (not with tcgen05_conformance.core.formats) and exact
 sums are taken with Fraction, so the family checks do not lean on the code they test.
 """
 
@@ -17,10 +17,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.numerics.catch_rates import PERTURBATIONS, TARGETS, catch_rates
-from generators.numeric_vectors import FAMILIES, draw_vectors, mix, vectors
-from oracles.numerics import PROFILES, inner_product
-from oracles.numerics.sampling import random_bits
+from tcgen05_conformance.numerics.catch_rates import PERTURBATIONS, TARGETS, catch_rates
+from tcgen05_conformance.generators.numeric_vectors import FAMILIES, draw_vectors, mix, vectors
+from tcgen05_conformance.oracles.numerics import PROFILES, inner_product
+from tcgen05_conformance.oracles.numerics.sampling import random_bits
 
 FLOATS = ("f16", "bf16", "tf32", "e4m3", "e5m2", "e2m3", "e3m2", "e2m1")
 NARROW = ("e4m3", "e5m2", "e2m3", "e3m2", "e2m1")

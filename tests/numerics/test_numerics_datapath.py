@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oracles.numerics import PROFILES, Datapath, get_format, inner_product
-from oracles.numerics.model import _float_dot
-from oracles.numerics.profiles import PARAMETERS
-from oracles.numerics.reference import datapath_reference
-from oracles.numerics.sampling import random_bits
+from tcgen05_conformance.oracles.numerics import PROFILES, Datapath, get_format, inner_product
+from tcgen05_conformance.oracles.numerics.model import _float_dot
+from tcgen05_conformance.oracles.numerics.profiles import PARAMETERS
+from tcgen05_conformance.oracles.numerics.reference import datapath_reference
+from tcgen05_conformance.oracles.numerics.sampling import random_bits
 
 HW = [(name, fi, fo) for name in ("sm_90a", "sm_100a") for (fi, fo) in PROFILES[name].datapaths]
 
@@ -225,7 +225,7 @@ def test_block_scales_multiply_products_exactly():
     """ue8m0 scales 2**s on each 32-block: exact profile = Fraction sum rounded once."""
     from fractions import Fraction
 
-    from oracles.numerics.reference import decode_value, encode_value, round_fraction
+    from tcgen05_conformance.oracles.numerics.reference import decode_value, encode_value, round_fraction
 
     rng = np.random.default_rng(2)
     a = random_bits("e2m1", (50, 64), rng, 1)
@@ -254,7 +254,7 @@ def test_block_scales_multiply_products_exactly():
 
 
 def test_probes_separate_their_hypotheses():
-    from oracles.numerics.probes import PROBES, predictions
+    from tcgen05_conformance.oracles.numerics.probes import PROBES, predictions
 
     for probe in PROBES:
         pred = predictions(probe)

@@ -3,7 +3,7 @@
 Two independent oracles: (1) a rounding-free property check written here - the model's
 result must be the representable number nearest to the exact Fraction sum (ties to even),
 judged with numpy's own float32/float16 neighbours; (2) the loop-and-Fraction reference in
-oracles.numerics.reference, which also covers NaN/Inf/signed-zero rules.
+tcgen05_conformance.oracles.numerics.reference, which also covers NaN/Inf/signed-zero rules.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oracles.numerics import get_format, inner_product, to_binary32
-from oracles.numerics.reference import exact_reference
-from oracles.numerics.sampling import random_bits
+from tcgen05_conformance.oracles.numerics import get_format, inner_product, to_binary32
+from tcgen05_conformance.oracles.numerics.reference import exact_reference
+from tcgen05_conformance.oracles.numerics.sampling import random_bits
 
 FLOAT_INPUTS = ["f16", "bf16", "tf32", "e4m3", "e5m2", "e2m3", "e3m2", "e2m1"]
 ACCS = ["f32", "f16"]

@@ -12,9 +12,9 @@ import pathlib
 import numpy as np
 import pytest
 
-from conformance.numerics.measure import COMBINATIONS
-from oracles.numerics import inner_product
-from oracles.numerics.profiles import ALIGN_FLOOR_F16, Profile, get_profile
+from tcgen05_conformance.numerics.measure import COMBINATIONS
+from tcgen05_conformance.oracles.numerics import inner_product
+from tcgen05_conformance.oracles.numerics.profiles import ALIGN_FLOOR_F16, Profile, get_profile
 
 REPORTS = pathlib.Path(__file__).parents[2] / "reports" / "numerics" / "gpu-check"
 CHECK = REPORTS / "h100-1e10-seed19.json"
@@ -74,7 +74,7 @@ def test_recorded_results_reject_other_floors(floor):
 
 def test_loop_reference_agrees_with_silicon():
     """The Fraction reference (an independent implementation) gives the silicon's results too."""
-    from oracles.numerics.reference import datapath_reference
+    from tcgen05_conformance.oracles.numerics.reference import datapath_reference
 
     for cid, records in _silicon_records().items():
         dp = get_profile(MEASURED[cid].profile("sm_90a")).datapath("f16", "f16")

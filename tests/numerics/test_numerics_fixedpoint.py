@@ -8,9 +8,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oracles.numerics.fixedpoint import bit_length, fused_sum, round_scaled
-from oracles.numerics.model import _Acc, _add_two
-from oracles.numerics.reference import round_fraction
+from tcgen05_conformance.oracles.numerics.fixedpoint import bit_length, fused_sum, round_scaled
+from tcgen05_conformance.oracles.numerics.model import _Acc, _add_two
+from tcgen05_conformance.oracles.numerics.reference import round_fraction
 
 
 def _value(sign, q, aexp, precision) -> Fraction:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conformance.core.formats import code_bits, decode, values
-from oracles.numerics import (
+from tcgen05_conformance.core.formats import code_bits, decode, values
+from tcgen05_conformance.oracles.numerics import (
     FORMATS,
     NotRepresentable,
     f32_to_f16_rne,

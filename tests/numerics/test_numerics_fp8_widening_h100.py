@@ -13,9 +13,9 @@ import pathlib
 import numpy as np
 import pytest
 
-from conformance.numerics.measure import COMBINATIONS, MIXED_FP8
-from oracles.numerics import checker, inner_product
-from oracles.numerics.profiles import ProfileFileError, get_profile, profile_from_dict
+from tcgen05_conformance.numerics.measure import COMBINATIONS, MIXED_FP8
+from tcgen05_conformance.oracles.numerics import checker, inner_product
+from tcgen05_conformance.oracles.numerics.profiles import ProfileFileError, get_profile, profile_from_dict
 
 FOLDER = pathlib.Path(__file__).parents[2] / "reports" / "numerics" / "mixed-fp8"
 FP8 = [c for c in COMBINATIONS if c.in_fmt in ("e4m3", "e5m2")] + list(MIXED_FP8)
@@ -53,8 +53,8 @@ def test_without_the_widening_mixed_results_are_off():
 def test_the_fraction_reference_agrees_on_the_widened_operands():
     """The loop reference (an independent implementation) on the operands widened to f16 gives the
     silicon's results for mixed vectors the plain fp8 datapath gets wrong."""
-    from conformance.core.formats import values
-    from oracles.numerics.reference import datapath_reference
+    from tcgen05_conformance.core.formats import values
+    from tcgen05_conformance.oracles.numerics.reference import datapath_reference
 
     c = next(x for x in MIXED_FP8 if x.id == "mma.sync.e4m3xe5m2.f32")
     a, b, cc, silicon = _samples(c)

@@ -19,12 +19,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conformance.cli import main
-from conformance.numerics import infer as ni
-from conformance.numerics.sources import ModelSource, SimulatorError, SimulatorSource, SourceUnavailable
-from oracles.numerics import inner_product
-from oracles.numerics.profiles import PARAMETERS, PROFILES, Datapath, Profile, ProfileFileError, get_profile
-from oracles.numerics.vectors import RECORDINGS as DATA
+from tcgen05_conformance.cli import main
+from tcgen05_conformance.numerics import infer as ni
+from tcgen05_conformance.numerics.sources import ModelSource, SimulatorError, SimulatorSource, SourceUnavailable
+from tcgen05_conformance.oracles.numerics import inner_product
+from tcgen05_conformance.oracles.numerics.profiles import PARAMETERS, PROFILES, Datapath, Profile, ProfileFileError, get_profile
+from tcgen05_conformance.oracles.numerics.vectors import RECORDINGS as DATA
 SIMULATOR = Path(__file__).parent / "line_protocol_simulator.py"
 
 
@@ -236,7 +236,7 @@ def test_bad_backends_are_one_line_usage_errors(argv, capsys):
 
 def test_a_plugin_factory_is_a_backend(capsys):
     """MODULE:FACTORY, called with profile=, gives a vector source: ModelSource is one."""
-    assert main(["numerics", "infer", "--backend", "conformance.numerics.sources:ModelSource", "--profile", "sm_90a",
+    assert main(["numerics", "infer", "--backend", "tcgen05_conformance.numerics.sources:ModelSource", "--profile", "sm_90a",
                  "--formats", "tf32", "--confirm", "16", "--compare", "sm_90a"]) == 0
     assert "equal to sm_90a, parameter for parameter" in capsys.readouterr().out
 
@@ -259,8 +259,8 @@ def _profile_file(tmp_path, target: str | None) -> str:
 
 
 def test_a_profile_file_judges_the_programs_of_its_target_only(tmp_path):
-    from conformance.harness.judge import profile_for
-    from conformance.harness.runner import generate_programs
+    from tcgen05_conformance.harness.judge import profile_for
+    from tcgen05_conformance.harness.runner import generate_programs
 
     programs = generate_programs(200, 0)
     hopper = next(p for p in programs if p.target == "sm_90a" and p.ops and type(p.ops[0]).__name__ == "WgmmaMma")
@@ -336,7 +336,7 @@ def test_the_publishers_b200_model_in_octave_speaks_the_protocol():
 
 
 def _recorded_files(folder):
-    from oracles.numerics.vectors import find_folders, load_folder
+    from tcgen05_conformance.oracles.numerics.vectors import find_folders, load_folder
 
     return [rec for f in find_folders(folder) for rec in load_folder(f)]
 

@@ -15,10 +15,10 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.core.formats import FloatFormat
-from oracles.numerics import PROFILES, get_format, inner_product
-from oracles.numerics.model import _group_indices
-from oracles.numerics.sampling import random_bits
+from tcgen05_conformance.core.formats import FloatFormat
+from tcgen05_conformance.oracles.numerics import PROFILES, get_format, inner_product
+from tcgen05_conformance.oracles.numerics.model import _group_indices
+from tcgen05_conformance.oracles.numerics.sampling import random_bits
 
 CASES = [
     (name, fi, fo)

@@ -1,4 +1,4 @@
-"""The H100 proof command (`numerics proof`, `conformance.numerics.proof`) without an H100: the whole path with
+"""The H100 proof command (`numerics proof`, `tcgen05_conformance.numerics.proof`) without an H100: the whole path with
 the numeric model answering the inference and standing in for silicon, the stand-in's packing
 against the driver's unpacking, and the exit status where there is no GPU."""
 
@@ -8,11 +8,11 @@ import json
 
 import pytest
 
-from conformance.cli import main
-from conformance.numerics import measure
-from conformance.numerics import proof
-from conformance.harness.stages import Stages
-from device.launch import GpuUnavailable
+from tcgen05_conformance.cli import main
+from tcgen05_conformance.numerics import measure
+from tcgen05_conformance.numerics import proof
+from tcgen05_conformance.harness.stages import Stages
+from tcgen05_conformance.device.launch import GpuUnavailable
 
 
 def test_the_whole_proof_passes_with_the_model_standing_in_for_the_h100(tmp_path, monkeypatch):
@@ -47,7 +47,7 @@ def test_the_stand_in_gives_what_the_driver_reads_back_as_the_committed_profile(
 
 
 def test_without_an_sm_90_gpu_nothing_runs_and_nothing_is_written(tmp_path, capsys):
-    from device.target_gpu import hopper_gpu
+    from tcgen05_conformance.device.target_gpu import hopper_gpu
 
     try:
         hopper_gpu("numerics proof")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from oracles.numerics import VectorFileError, check_vectors
-from oracles.numerics.vectors import MANIFEST, PUBLISHED, RECORDINGS
+from tcgen05_conformance.oracles.numerics import VectorFileError, check_vectors
+from tcgen05_conformance.oracles.numerics.vectors import MANIFEST, PUBLISHED, RECORDINGS
 
 # The development split shipped with the project (package data), with its licence.
 DATA = RECORDINGS

@@ -10,9 +10,9 @@ import pathlib
 import numpy as np
 import pytest
 
-from conformance.numerics.measure import COMBINATIONS
-from oracles.numerics import inner_product
-from oracles.numerics.profiles import ALIGN_FLOOR_F32, Profile, for_instruction, get_profile
+from tcgen05_conformance.numerics.measure import COMBINATIONS
+from tcgen05_conformance.oracles.numerics import inner_product
+from tcgen05_conformance.oracles.numerics.profiles import ALIGN_FLOOR_F32, Profile, for_instruction, get_profile
 
 SAMPLES = pathlib.Path(__file__).parents[2] / "reports" / "numerics" / "h100-subnormal-samples.npz"
 MEASURED = [c for c in COMBINATIONS if c.id.endswith(("bf16.f32", "tf32.f32"))]
@@ -52,7 +52,7 @@ def test_samples_reject_other_floors(floor):
 @pytest.mark.parametrize("combination", MEASURED, ids=lambda c: c.id)
 def test_loop_reference_agrees_on_floored_sums(combination):
     """The Fraction reference (an independent implementation) gives the silicon's results too."""
-    from oracles.numerics.reference import datapath_reference
+    from tcgen05_conformance.oracles.numerics.reference import datapath_reference
 
     a, b, c, silicon = _samples(combination)
     dp = get_profile(combination.profile("sm_90a")).datapath(combination.in_fmt, combination.acc)

@@ -9,12 +9,12 @@ import struct
 import numpy as np
 import pytest
 
-from conformance.core.encoding import sdesc, taddr
-from conformance.core.instructions import Tcgen05Cp, Tcgen05Ld, Tcgen05Shift, Tcgen05St
-from conformance.core.isa import data_movement as dm
-from conformance.core.program import Program, SmemSegment
-from oracles import data_movement as mv
-from oracles.state import OracleState, UndefinedBehaviour, initial_state
+from tcgen05_conformance.core.encoding import sdesc, taddr
+from tcgen05_conformance.core.instructions import Tcgen05Cp, Tcgen05Ld, Tcgen05Shift, Tcgen05St
+from tcgen05_conformance.core.isa import data_movement as dm
+from tcgen05_conformance.core.program import Program, SmemSegment
+from tcgen05_conformance.oracles import data_movement as mv
+from tcgen05_conformance.oracles.state import OracleState, UndefinedBehaviour, initial_state
 
 SENTINEL = 0xDEADBEEF
 

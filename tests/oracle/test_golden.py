@@ -7,13 +7,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conformance.core.encoding import idesc, sdesc, taddr, zcmask
-from conformance.core.instructions import Tcgen05Mma
-from conformance.core.layouts.smem import storage_for
-from conformance.core.program import Program, SmemSegment, TmemRegion
-from oracles.execute import run
-from conformance.core.layouts.operands import gather
-from oracles.state import initial_state
+from tcgen05_conformance.core.encoding import idesc, sdesc, taddr, zcmask
+from tcgen05_conformance.core.instructions import Tcgen05Mma
+from tcgen05_conformance.core.layouts.smem import storage_for
+from tcgen05_conformance.core.program import Program, SmemSegment, TmemRegion
+from tcgen05_conformance.oracles.execute import run
+from tcgen05_conformance.core.layouts.operands import gather
+from tcgen05_conformance.oracles.state import initial_state
 
 RNG = np.random.default_rng(20261122)
 

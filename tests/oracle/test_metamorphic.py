@@ -36,29 +36,29 @@ import numpy as np
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
-from conformance.core.encoding import idesc as idesc_codec
-from conformance.core.encoding import sdesc as sdesc_codec
-from conformance.core.encoding import taddr as taddr_codec
-from conformance.core.encoding import zcmask as zcmask_codec
-from conformance.core.instructions import Tcgen05Mma
-from conformance.core.isa import data_movement as dm
-from conformance.core.isa import mma as isa
-from conformance.core.isa.swizzle import SWIZZLE_MODES
-from conformance.core.isa.targets import TCGEN05_TARGETS
-from conformance.core.layouts.mma_shape import MmaShape, shape_of
-from conformance.core.layouts.smem import SWIZZLE_ROW_BYTES, ElementStorage, element_bit_addresses, storage_for
-from conformance.core.layouts.tmem import a_tmem_container_bits, d_positions, split_lanes
-from conformance.core.legality import check
-from conformance.core.program import SMEM_BYTES, Program, SmemSegment, TmemRegion
-from generators.descriptors import swizzles_for
-from generators.instructions import shape_classes_for_target
-from generators.operand_images import write_word_fields
-from generators.programs import tcgen05_programs
-from oracles.execute import run
-from oracles.mma import operand_a, sparsity_metadata
-from oracles.numerics.matmul import values
-from conformance.core.layouts.operands import gather
-from oracles.state import OracleState, initial_state
+from tcgen05_conformance.core.encoding import idesc as idesc_codec
+from tcgen05_conformance.core.encoding import sdesc as sdesc_codec
+from tcgen05_conformance.core.encoding import taddr as taddr_codec
+from tcgen05_conformance.core.encoding import zcmask as zcmask_codec
+from tcgen05_conformance.core.instructions import Tcgen05Mma
+from tcgen05_conformance.core.isa import data_movement as dm
+from tcgen05_conformance.core.isa import mma as isa
+from tcgen05_conformance.core.isa.swizzle import SWIZZLE_MODES
+from tcgen05_conformance.core.isa.targets import TCGEN05_TARGETS
+from tcgen05_conformance.core.layouts.mma_shape import MmaShape, shape_of
+from tcgen05_conformance.core.layouts.smem import SWIZZLE_ROW_BYTES, ElementStorage, element_bit_addresses, storage_for
+from tcgen05_conformance.core.layouts.tmem import a_tmem_container_bits, d_positions, split_lanes
+from tcgen05_conformance.core.legality import check
+from tcgen05_conformance.core.program import SMEM_BYTES, Program, SmemSegment, TmemRegion
+from tcgen05_conformance.generators.descriptors import swizzles_for
+from tcgen05_conformance.generators.instructions import shape_classes_for_target
+from tcgen05_conformance.generators.operand_images import write_word_fields
+from tcgen05_conformance.generators.programs import tcgen05_programs
+from tcgen05_conformance.oracles.execute import run
+from tcgen05_conformance.oracles.mma import operand_a, sparsity_metadata
+from tcgen05_conformance.oracles.numerics.matmul import values
+from tcgen05_conformance.core.layouts.operands import gather
+from tcgen05_conformance.oracles.state import OracleState, initial_state
 
 MAX_N = 16  # N of the drawn programs: at most this, or the row's smallest N where that is larger
 RELATION_SETTINGS = {
@@ -139,7 +139,7 @@ def initial_tmem(p: Program) -> np.ndarray:
 
 @functools.lru_cache(maxsize=256)
 def violations(op: Tcgen05Mma, target: str) -> tuple[str, ...]:
-    """The legality rules `op` breaks on `target` (conformance.core.legality), cached."""
+    """The legality rules `op` breaks on `target` (tcgen05_conformance.core.legality), cached."""
     return tuple(str(v) for v in check(op, target))
 
 

@@ -1,4 +1,4 @@
-"""Evaluating programs together (`oracles.execute.run_many`, the campaign's batched reference)
+"""Evaluating programs together (`tcgen05_conformance.oracles.execute.run_many`, the campaign's batched reference)
 gives each program the state, or the exception, that running it alone gives: the model computes
 every inner product on its own row, so batching may change the cost, never a result."""
 
@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from conformance.harness.runner import generate_programs
-from generators.programs import INPUTS, hopper_programs
-from generators.sampling import draw_examples
-from oracles.execute import run, run_many
+from tcgen05_conformance.harness.runner import generate_programs
+from tcgen05_conformance.generators.programs import INPUTS, hopper_programs
+from tcgen05_conformance.generators.sampling import draw_examples
+from tcgen05_conformance.oracles.execute import run, run_many
 
 
 def _alone(p, profile):

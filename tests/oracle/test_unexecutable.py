@@ -4,12 +4,12 @@ loader reached a KeyError or TypeError in the oracle for each of these)."""
 
 import pytest
 
-from conformance.core.encoding import idesc
-from conformance.core.instructions import MmaSp, Tcgen05Cp, Tcgen05Ld, Tcgen05Mma, Tcgen05St, WgmmaMma
-from conformance.core.program import Program, SmemSegment
-from conformance.harness.backends.oracle import OracleBackend
-from oracles.execute import run
-from oracles.state import UndefinedBehaviour
+from tcgen05_conformance.core.encoding import idesc
+from tcgen05_conformance.core.instructions import MmaSp, Tcgen05Cp, Tcgen05Ld, Tcgen05Mma, Tcgen05St, WgmmaMma
+from tcgen05_conformance.core.program import Program, SmemSegment
+from tcgen05_conformance.harness.backends.oracle import OracleBackend
+from tcgen05_conformance.oracles.execute import run
+from tcgen05_conformance.oracles.state import UndefinedBehaviour
 
 F16_M128_N64 = idesc.encode("f16", idesc.InstrDescriptor(m=128, n=64, atype="f16", btype="f16"))
 F16_M256_N64 = idesc.encode("f16", idesc.InstrDescriptor(m=256, n=64, atype="f16", btype="f16"))

@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conformance.cli import main
-from conformance.core.layouts import tmem as tmem_layout
-from conformance.peers import cutlass as peers
-from conformance.peers import cutlass_toolchain as toolchain
+from tcgen05_conformance.cli import main
+from tcgen05_conformance.core.layouts import tmem as tmem_layout
+from tcgen05_conformance.peers import cutlass as peers
+from tcgen05_conformance.peers import cutlass_toolchain as toolchain
 
 try:
     TOOLCHAIN = toolchain.toolchain()

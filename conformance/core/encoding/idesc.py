@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from conformance.core.encoding.bitfields import BitField, EncodingError, Layout
-from conformance.core.isa.mma import AB_TYPE_CODES, BLOCK_SCALED_KINDS, D_TYPE_CODES, KINDS, SCALE_TYPE_CODES, WS_MAX_SHIFT_CODES
+from tcgen05_conformance.core.encoding.bitfields import BitField, EncodingError, Layout
+from tcgen05_conformance.core.isa.mma import AB_TYPE_CODES, BLOCK_SCALED_KINDS, D_TYPE_CODES, KINDS, SCALE_TYPE_CODES, WS_MAX_SHIFT_CODES
 
 _COMMON_TAIL = (
     BitField("negate_a", 13, 1, "Negate A matrix"),

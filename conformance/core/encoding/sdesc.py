@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from conformance.core.encoding.bitfields import BitField, EncodingError, Layout
-from conformance.core.isa.swizzle import (
+from tcgen05_conformance.core.encoding.bitfields import BitField, EncodingError, Layout
+from tcgen05_conformance.core.isa.swizzle import (
     SWIZZLE_BY_SM90_CODE,
     SWIZZLE_BY_TCGEN05_CODE,
     SWIZZLE_MODES,
 )
-from conformance.core.memo import memo
+from tcgen05_conformance.core.memo import memo
 
 VARIANTS = ("tcgen05", "sm90")
 ADDRESS_LIMIT = 1 << 18  # matrix-descriptor-encode(x) = (x & 0x3FFFF) >> 4

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from conformance.core.encoding.bitfields import BitField, Layout
-from conformance.core.isa.data_movement import TMEM_COLUMNS, TMEM_LANES
+from tcgen05_conformance.core.encoding.bitfields import BitField, Layout
+from tcgen05_conformance.core.isa.data_movement import TMEM_COLUMNS, TMEM_LANES
 
 TMEM_ADDRESS = Layout(
     "Tensor Memory address",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from conformance.core.encoding.bitfields import BitField, Layout
+from tcgen05_conformance.core.encoding.bitfields import BitField, Layout
 
 TABLE_45 = Layout(
     "zero-column mask descriptor",

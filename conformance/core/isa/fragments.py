@@ -1,7 +1,7 @@
 """Register fragments (ISA facts): which matrix element each thread's register holds, for
 warp-level `mma.sync` and `mma.sp`, for the `wgmma` accumulator, wgmma's A in registers and the
 sparsity metadata registers. Used by the oracle (reading register operands), the generators
-(writing metadata) and the device kernels (packing registers: `device.registers`).
+(writing metadata) and the device kernels (packing registers: `tcgen05_conformance.device.registers`).
 
 The PTX ISA shows these only as figures (9.7.14.5.x "Matrix Fragments", 9.7.15.5.1.1); the same
 facts are public as CuTe (thread, value) -> element layouts in CUTLASS, which are kept here as data
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from conformance.core.memo import frozen, memo
+from tcgen05_conformance.core.memo import frozen, memo
 
 Modes = tuple[tuple[int, int], ...]  # (size, stride) per mode, the first mode varying fastest
 
@@ -181,7 +181,7 @@ def wgmma_accumulator(n: int) -> Fragment:
 def register_elements(fragment: Fragment, bits: int) -> tuple[np.ndarray, np.ndarray]:
     """(row, column) of each element held in register r of thread t, as int64
     [registers, threads, elements per register]: the register-major order in which the kernels
-    of `device.inner_product_kernels` load and store fragments (word r of thread t); read-only
+    of `tcgen05_conformance.device.inner_product_kernels` load and store fragments (word r of thread t); read-only
     (views of `Fragment.elements`)."""
     rows, cols = fragment.elements()
     per = 32 // bits

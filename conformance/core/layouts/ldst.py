@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from conformance.core.isa import data_movement as dm
+from tcgen05_conformance.core.isa import data_movement as dm
 
 WARP_THREADS = 32
 _T = np.arange(WARP_THREADS)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from conformance.core.encoding import idesc as idesc_codec
-from conformance.core.instructions import Tcgen05Mma
-from conformance.core.isa import mma as isa
-from conformance.core.layouts.tmem import DataPath, data_path
-from conformance.core.state import UndefinedBehaviour
+from tcgen05_conformance.core.encoding import idesc as idesc_codec
+from tcgen05_conformance.core.instructions import Tcgen05Mma
+from tcgen05_conformance.core.isa import mma as isa
+from tcgen05_conformance.core.layouts.tmem import DataPath, data_path
+from tcgen05_conformance.core.state import UndefinedBehaviour
 
 
 @dataclass(frozen=True)

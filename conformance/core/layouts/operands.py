@@ -1,7 +1,7 @@
-"""The element codes an MMA reads, from a program's memories (`conformance.core.images`): matrix
+"""The element codes an MMA reads, from a program's memories (`tcgen05_conformance.core.images`): matrix
 operands in shared memory through their descriptors (PTX ISA 9.7.16.3.3; 9.7.15.5.1.2 for wgmma),
 A in TMEM (9.7.16.10.4.3) and the block-scale factors (9.7.16.10.7). The oracle computes with
-these codes; the value coverpoints (`conformance.core.coverpoints`) classify them.
+these codes; the value coverpoints (`tcgen05_conformance.core.coverpoints`) classify them.
 """
 
 from __future__ import annotations
@@ -10,15 +10,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from conformance.core.encoding import sdesc as sdesc_codec
-from conformance.core.encoding import taddr as taddr_codec
-from conformance.core.encoding.sdesc import SmemDescriptor
-from conformance.core.images import Images
-from conformance.core.instructions import Tcgen05Mma
-from conformance.core.isa import mma as isa
-from conformance.core.layouts.mma_shape import MmaShape
-from conformance.core.layouts.smem import SWIZZLE_ROW_BYTES, ElementStorage, element_bit_addresses, storage_for
-from conformance.core.layouts.tmem import (
+from tcgen05_conformance.core.encoding import sdesc as sdesc_codec
+from tcgen05_conformance.core.encoding import taddr as taddr_codec
+from tcgen05_conformance.core.encoding.sdesc import SmemDescriptor
+from tcgen05_conformance.core.images import Images
+from tcgen05_conformance.core.instructions import Tcgen05Mma
+from tcgen05_conformance.core.isa import mma as isa
+from tcgen05_conformance.core.layouts.mma_shape import MmaShape
+from tcgen05_conformance.core.layouts.smem import SWIZZLE_ROW_BYTES, ElementStorage, element_bit_addresses, storage_for
+from tcgen05_conformance.core.layouts.tmem import (
     a_from_tmem,
     a_tmem_container_bits,
     scale_factor_columns,
@@ -26,9 +26,9 @@ from conformance.core.layouts.tmem import (
     scale_factors,
     split_lanes,
 )
-from conformance.core.memo import frozen, memo
-from conformance.core.program import SMEM_BYTES
-from conformance.core.state import UndefinedBehaviour
+from tcgen05_conformance.core.memo import frozen, memo
+from tcgen05_conformance.core.program import SMEM_BYTES
+from tcgen05_conformance.core.state import UndefinedBehaviour
 
 
 def read_bits(images: Images, cta: int, bit_addresses: np.ndarray, bits: int, what: str) -> np.ndarray:

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from conformance.core.encoding.sdesc import SmemDescriptor
-from conformance.core.isa.swizzle import SWIZZLE_MODES
-from conformance.core.memo import frozen, memo
+from tcgen05_conformance.core.encoding.sdesc import SmemDescriptor
+from tcgen05_conformance.core.isa.swizzle import SWIZZLE_MODES
+from tcgen05_conformance.core.memo import frozen, memo
 
 
 @dataclass(frozen=True)

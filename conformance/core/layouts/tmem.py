@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from conformance.core.isa import mma as isa
+from tcgen05_conformance.core.isa import mma as isa
 
 
 @dataclass(frozen=True)

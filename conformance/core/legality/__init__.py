@@ -3,8 +3,8 @@ and whether the assembler can see it (qualifiers, immediates, target) or only th
 (runtime register values: descriptors, TMEM addresses); and the undefined behaviour of legal
 instructions in a program (its TMEM allocation, shared memory, CTAs), checked on the program."""
 
-from conformance.core.legality.check import Violation, check, is_legal
-from conformance.core.legality.rules import RULES, Rule
-from conformance.core.legality.undefined import undefined_behaviour
+from tcgen05_conformance.core.legality.check import Violation, check, is_legal
+from tcgen05_conformance.core.legality.rules import RULES, Rule
+from tcgen05_conformance.core.legality.undefined import undefined_behaviour
 
 __all__ = ["RULES", "Rule", "Violation", "check", "is_legal", "undefined_behaviour"]

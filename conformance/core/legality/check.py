@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import singledispatch
 
-from conformance.core.encoding import idesc as idesc_codec
-from conformance.core.encoding import sdesc as sdesc_codec
-from conformance.core.encoding import taddr as taddr_codec
-from conformance.core.encoding import zcmask as zcmask_codec
-from conformance.core.instructions import (
+from tcgen05_conformance.core.encoding import idesc as idesc_codec
+from tcgen05_conformance.core.encoding import sdesc as sdesc_codec
+from tcgen05_conformance.core.encoding import taddr as taddr_codec
+from tcgen05_conformance.core.encoding import zcmask as zcmask_codec
+from tcgen05_conformance.core.instructions import (
     Instruction,
     MmaSp,
     Tcgen05Alloc,
@@ -26,11 +26,11 @@ from conformance.core.instructions import (
     WgmmaMma,
     family,
 )
-from conformance.core.isa import data_movement as dm
-from conformance.core.isa import hopper, mma
-from conformance.core.isa.targets import Target
-from conformance.core.isa.targets import target as target_named
-from conformance.core.legality.rules import RULES
+from tcgen05_conformance.core.isa import data_movement as dm
+from tcgen05_conformance.core.isa import hopper, mma
+from tcgen05_conformance.core.isa.targets import Target
+from tcgen05_conformance.core.isa.targets import target as target_named
+from tcgen05_conformance.core.legality.rules import RULES
 
 
 @dataclass(frozen=True)

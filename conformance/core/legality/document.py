@@ -1,16 +1,16 @@
 """docs/legality-rules.md, generated from the rule table so the two cannot drift:
-`python -m conformance.core.legality.document > docs/legality-rules.md` (a test checks it)."""
+`python -m tcgen05_conformance.core.legality.document > docs/legality-rules.md` (a test checks it)."""
 
 from __future__ import annotations
 
-from conformance.core.legality.rules import ASSEMBLER, PROGRAM, RULES
+from tcgen05_conformance.core.legality.rules import ASSEMBLER, PROGRAM, RULES
 
 
 def rules_markdown() -> str:
     lines = [
         "# Legality rules",
         "",
-        "Generated from `conformance/core/legality/rules.py` by `python -m conformance.core.legality.document`;",
+        "Generated from `conformance/core/legality/rules.py` by `python -m tcgen05_conformance.core.legality.document`;",
         "do not edit by hand. *assembler*: visible in qualifiers, immediates or the target, so ptxas",
         "must reject a violation (checked by `tcgen05-conformance legality`); *oracle*: a property of",
         "runtime register values (descriptors, TMEM addresses) that no assembler sees, enforced by the",

@@ -8,7 +8,7 @@ qualifiers and the target.
 
 from __future__ import annotations
 
-from conformance.core.instructions import (
+from tcgen05_conformance.core.instructions import (
     Instruction,
     MmaSp,
     Tcgen05Alloc,

@@ -192,11 +192,11 @@ _RULES = (
          ".kind / .block_scale forms require sm_120a", ASSEMBLER),
     Rule("mma-sp.selector", "PTX ISA 9.7.14.6.3",
          "the sparsity selector is a constant in 0..3, narrowed per type and K", ASSEMBLER,
-         "per-shape values as enforced by ptxas (conformance.core.isa.hopper.MMA_SP_SELECTORS)"),
+         "per-shape values as enforced by ptxas (tcgen05_conformance.core.isa.hopper.MMA_SP_SELECTORS)"),
     Rule("mma-sp.satfinite", "PTX ISA 9.7.14.6.3 syntax", ".satfinite only with integer types", ASSEMBLER),
     Rule("mma-sp.selector-silicon", "PTX ISA 9.7.14.6.3; measured on the H100",
          "m16n8k32 .f32.f16.f16.f32 takes selector 0 or 1: ptxas accepts 2 and 3, the H100 raises an "
-         "illegal instruction", ORACLE, "conformance.core.isa.hopper.MMA_SP_SELECTORS_ON_SILICON"),
+         "illegal instruction", ORACLE, "tcgen05_conformance.core.isa.hopper.MMA_SP_SELECTORS_ON_SILICON"),
     # --- undefined behaviour of legal instructions in a program (legality.undefined_behaviour) ---------
     Rule("program.cta-pair", f"{_T}.5.1-2",
          "a .cta_group::2 tcgen05.mma, .cp or .shift acts on the CTA pair (its CTA and the peer CTA), "

@@ -5,7 +5,7 @@ CTAs, without running it.
 It covers the data-movement instructions (tcgen05.ld, .st, .cp, .shift) and the CTA pair of
 every tcgen05 operation that acts on one; what an MMA reads from its operands (sparsity
 metadata values, scale factors, shared memory) the oracle alone judges. The oracle reaches its
-own verdict from the cells it touches (`oracles.execute.run` raises `UndefinedBehaviour`), and
+own verdict from the cells it touches (`tcgen05_conformance.oracles.execute.run` raises `UndefinedBehaviour`), and
 tests hold the two to the same answer on every drawn program.
 """
 
@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from conformance.core.encoding import sdesc as sdesc_codec
-from conformance.core.encoding import taddr as taddr_codec
-from conformance.core.instructions import Instruction, Tcgen05Cp, Tcgen05Ld, Tcgen05Mma, Tcgen05Shift, Tcgen05St
-from conformance.core.isa import data_movement as dm
-from conformance.core.layouts.smem import ElementStorage, element_bit_addresses
-from conformance.core.legality.check import Findings, Violation, check
-from conformance.core.program import SMEM_BYTES, Program
-from conformance.core.state import initial_smem
+from tcgen05_conformance.core.encoding import sdesc as sdesc_codec
+from tcgen05_conformance.core.encoding import taddr as taddr_codec
+from tcgen05_conformance.core.instructions import Instruction, Tcgen05Cp, Tcgen05Ld, Tcgen05Mma, Tcgen05Shift, Tcgen05St
+from tcgen05_conformance.core.isa import data_movement as dm
+from tcgen05_conformance.core.layouts.smem import ElementStorage, element_bit_addresses
+from tcgen05_conformance.core.legality.check import Findings, Violation, check
+from tcgen05_conformance.core.program import SMEM_BYTES, Program
+from tcgen05_conformance.core.state import initial_smem
 
 WORD_BITS = 32  # a TMEM cell (9.7.16.1)
 CP_CHUNK_BYTES = 16  # tcgen05.cp moves 16-byte chunks: one core-matrix row, or 16 packed codes and padding (9.7.16.9.1)

@@ -13,7 +13,7 @@ import bisect
 import re
 from dataclasses import dataclass
 
-from conformance.core.ptx.parse import Parsed, Registers, integer, read_ptx
+from tcgen05_conformance.core.ptx.parse import Parsed, Registers, integer, read_ptx
 
 CONSTRAINT_BITS = {"h": 16, "r": 32, "f": 32, "l": 64, "d": 64, "c": 16}
 _ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "'": "'", "r": "", "0": "\0"}

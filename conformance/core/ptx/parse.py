@@ -6,7 +6,7 @@ that `mov` (and simple integer arithmetic on constants) put into registers, and 
 tcgen05, wgmma and mma.sp instruction into a `Parsed`: the instruction value, the model fields
 whose value is not a constant in the text (`unknown`), or why the text was not understood.
 
-Accepted spellings are those of `conformance.core.ptx.spelling`: any qualifier order ptxas
+Accepted spellings are those of `tcgen05_conformance.core.ptx.spelling`: any qualifier order ptxas
 accepts, registers or immediates wherever PTX allows either, `[reg+imm]` addresses, guards.
 A register's value is known at an instruction when its last write before it, with no label in
 between (a label may be reached from elsewhere), is a `mov` of a constant (or arithmetic on
@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
-from conformance.core.instructions import (
+from tcgen05_conformance.core.instructions import (
     Instruction,
     MmaSp,
     Tcgen05Alloc,
@@ -35,8 +35,8 @@ from conformance.core.instructions import (
     Tcgen05Wait,
     WgmmaMma,
 )
-from conformance.core.isa.data_movement import CP_DST_FMT, LDST_SHAPES, MAX_REGISTERS_PER_LDST
-from conformance.core.ptx.spelling import QUALIFIERS, QualifierSyntax
+from tcgen05_conformance.core.isa.data_movement import CP_DST_FMT, LDST_SHAPES, MAX_REGISTERS_PER_LDST
+from tcgen05_conformance.core.ptx.spelling import QUALIFIERS, QualifierSyntax
 
 ADDRESS_BITS = 64  # `.address_size 64`: a symbol used as an address is 64 bits wide
 TYPE_BITS = {"pred": 1, "b8": 8, "u8": 8, "s8": 8, "b16": 16, "u16": 16, "s16": 16, "f16": 16, "bf16": 16,

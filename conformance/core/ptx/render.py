@@ -1,4 +1,4 @@
-"""One instruction value as PTX text in a chosen spelling (`conformance.core.ptx.spelling`): the
+"""One instruction value as PTX text in a chosen spelling (`tcgen05_conformance.core.ptx.spelling`): the
 instruction line over the fixed register names that `REGISTER_DECLARATIONS` declares, and the
 `mov` / `setp` lines that load its runtime operand values into those registers, so the assembler
 sees exactly what a kernel would issue and the parser can read every value back."""
@@ -9,7 +9,7 @@ import random
 from dataclasses import dataclass, field
 from functools import singledispatch
 
-from conformance.core.instructions import (
+from tcgen05_conformance.core.instructions import (
     Instruction,
     MmaSp,
     Tcgen05Alloc,
@@ -25,11 +25,11 @@ from conformance.core.instructions import (
     Tcgen05Wait,
     WgmmaMma,
 )
-from conformance.core.isa.data_movement import CP_DST_FMT, LDST_SHAPES, MAX_REGISTERS_PER_LDST
-from conformance.core.isa.hopper import MMA_SP_SHAPES, mma_sp_family
-from conformance.core.isa.mma import DISABLE_OUTPUT_LANE_WORDS
-from conformance.core.ptx import spelling as spellings
-from conformance.core.ptx.spelling import CANONICAL, Spelling
+from tcgen05_conformance.core.isa.data_movement import CP_DST_FMT, LDST_SHAPES, MAX_REGISTERS_PER_LDST
+from tcgen05_conformance.core.isa.hopper import MMA_SP_SHAPES, mma_sp_family
+from tcgen05_conformance.core.isa.mma import DISABLE_OUTPUT_LANE_WORDS
+from tcgen05_conformance.core.ptx import spelling as spellings
+from tcgen05_conformance.core.ptx.spelling import CANONICAL, Spelling
 
 REGISTER_DECLARATIONS = f"""\
   .reg .pred %p_en, %p_true, %p_false;

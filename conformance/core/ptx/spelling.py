@@ -1,6 +1,6 @@
 """Which spellings ptxas accepts for the tensor-core instructions, as data, and a seeded choice
-among them. The one place that knows the spellings: the renderer (`conformance.core.ptx.render`)
-writes by these tables and the parser (`conformance.core.ptx.parse`) reads by them.
+among them. The one place that knows the spellings: the renderer (`tcgen05_conformance.core.ptx.render`)
+writes by these tables and the parser (`tcgen05_conformance.core.ptx.parse`) reads by them.
 
 How the facts were found: by asking the assembler (nvJitLink 13.5, in-process) about every
 order of the qualifiers of a representative form of each instruction (all orders up to seven

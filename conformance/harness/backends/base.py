@@ -1,6 +1,6 @@
 """The backend protocol: a backend runs programs and reports what it observed, never a verdict
 (RISCOF-style: the reference and the devices under test are plugins with one interface, the
-harness compares; `conformance.harness.judge`).
+harness compares; `tcgen05_conformance.harness.judge`).
 
 A backend has a `name`, says whether it can run here (`unavailable_reason`), and implements one
 method, `observe(programs, progress=None)`, returning one `Observation` per program, in order.
@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Literal, Protocol, Sequence
 
-from conformance.core.program import Program
-from conformance.core.state import MachineState, state_from_json, state_to_json
+from tcgen05_conformance.core.program import Program
+from tcgen05_conformance.core.state import MachineState, state_from_json, state_to_json
 
 STATE, ASSEMBLY = "state", "assembly"  # what a backend observes (`Backend.observes`)
 
@@ -43,7 +43,7 @@ class Observation:
 
 
 def observation_to_json(o: Observation) -> dict:
-    """The observation as a JSON-able dict (the state compactly: `conformance.core.state.state_to_json`)."""
+    """The observation as a JSON-able dict (the state compactly: `tcgen05_conformance.core.state.state_to_json`)."""
     return {"case_id": o.case_id, "state": None if o.state is None else state_to_json(o.state), "assembled": o.assembled,
             "skip": o.skip, "error": o.error, "data": o.data}
 

@@ -1,14 +1,14 @@
 """The `blackwell` backend: each tcgen05 program run as one kernel on an sm_100 / sm_103 GPU; it
 observes the Tensor Memory image the kernel reads back (the harness diffs it bit for bit with the
-reference's, `conformance.harness.judge`).
+reference's, `tcgen05_conformance.harness.judge`).
 
-Per program: the kernel of `device.ptx.kernels.tcgen05_kernel` is linked for the program's
+Per program: the kernel of `tcgen05_conformance.device.ptx.kernels.tcgen05_kernel` is linked for the program's
 target by nvJitLink (once per PTX text), launched with 128 threads per CTA, the CTA pair of a
 cta_group::2 program as one cluster of 2, and `smem_bytes(p)` bytes of dynamic shared memory;
 the inputs are copied in bulk and the TMEM image back (`kernel_images`, `tmem_state`).
 
 Before the first case the backend checks its own plumbing on the GPU
-(`device.tcgen05_inner_products.plumbing_check`: a TMEM alloc / st / ld round trip, then one MMA
+(`tcgen05_conformance.device.tcgen05_inner_products.plumbing_check`: a TMEM alloc / st / ld round trip, then one MMA
 whose D is known exactly); when that fails, every case is an error carrying its one-line
 diagnosis, instead of thousands of mismatches.
 
@@ -17,12 +17,12 @@ on sm_100 only, an sm_103a one on sm_103 only) or the kernel generator cannot ex
 program (tcgen05.ld / st in it); error, with a one-line reason, when the program's CTAs do not
 match its CTA group, the kernel does not link, or CUDA fails.
 
-The GPU is held by a worker process (`device.gpu_worker`): a device fault (illegal instruction,
+The GPU is held by a worker process (`tcgen05_conformance.device.gpu_worker`): a device fault (illegal instruction,
 misaligned address, ...) ends CUDA for the process that ran the kernel, whatever it tries next
 (measured on an H100: even a reset primary context cannot be retained again), so a case whose
 kernel fails is an error and the next case gets a fresh worker with a fresh CUDA context; one
 bad case does not cost the run. A kernel that hangs is not caught here but by `run --timeout`
-(`conformance.harness.supervisor`), whose process-group kill ends the worker too.
+(`tcgen05_conformance.harness.supervisor`), whose process-group kill ends the worker too.
 """
 
 from __future__ import annotations
@@ -32,15 +32,15 @@ from typing import Sequence
 
 import numpy as np
 
-from conformance.core.isa import data_movement as dm
-from conformance.core.isa.targets import TARGETS
-from conformance.core.program import Program
-from conformance.core.state import MachineState, initial_smem, initial_tmem
-from conformance.harness.backends.base import Observation, Progress, observe_each
-from device.gpu_worker import GpuWorker, KernelFailed, Launch
-from device.launch import GpuUnavailable
-from device.tcgen05_inner_products import plumbing_check
-from device.ptx.kernels import THREADS, UnsupportedProgram, cta_group, smem_bytes, tcgen05_kernel
+from tcgen05_conformance.core.isa import data_movement as dm
+from tcgen05_conformance.core.isa.targets import TARGETS
+from tcgen05_conformance.core.program import Program
+from tcgen05_conformance.core.state import MachineState, initial_smem, initial_tmem
+from tcgen05_conformance.harness.backends.base import Observation, Progress, observe_each
+from tcgen05_conformance.device.gpu_worker import GpuWorker, KernelFailed, Launch
+from tcgen05_conformance.device.launch import GpuUnavailable
+from tcgen05_conformance.device.tcgen05_inner_products import plumbing_check
+from tcgen05_conformance.device.ptx.kernels import THREADS, UnsupportedProgram, cta_group, smem_bytes, tcgen05_kernel
 
 TCGEN05_GPUS = {(10, 0): "sm_100a", (10, 3): "sm_103a"}  # compute capability -> the target it runs
 UNWRITTEN = 0xFFFFFFFF  # p_out's words before the kernel runs: a word it never writes cannot match by chance

@@ -1,9 +1,9 @@
 """The `hopper` backend: Hopper programs (wgmma, mma.sp) executed on an sm_90 GPU; it observes D
 as the GPU leaves it. It pins no numeric profile: the harness judges each case by the profile it
 chose (a Hopper program by `sm_90a`, the measured hardware, unless the run asks for another
-Hopper profile; `conformance.harness.judge.profile_for`).
+Hopper profile; `tcgen05_conformance.harness.judge.profile_for`).
 
-Programs of one kernel form run in one launch (`device.hopper_batch`). tcgen05 programs are
+Programs of one kernel form run in one launch (`tcgen05_conformance.device.hopper_batch`). tcgen05 programs are
 skipped (they need sm_100/sm_103: the blackwell backend). An sm_90 GPU has no Tensor Memory: the
 TMEM image of the state it reports is the program's initial one, which Hopper instructions never
 change.
@@ -15,10 +15,10 @@ from typing import Sequence
 
 import numpy as np
 
-from conformance.core.instructions import MmaSp, WgmmaMma
-from conformance.core.program import Program
-from conformance.core.state import MachineState, initial_tmem
-from conformance.harness.backends.base import Observation, Progress
+from tcgen05_conformance.core.instructions import MmaSp, WgmmaMma
+from tcgen05_conformance.core.program import Program
+from tcgen05_conformance.core.state import MachineState, initial_tmem
+from tcgen05_conformance.harness.backends.base import Observation, Progress
 
 HOPPER_ARCHS = ("sm_90",)
 NOT_HOPPER = "not a Hopper program (tcgen05 needs sm_100a/sm_103a: the blackwell backend)"
@@ -50,7 +50,7 @@ class HopperBackend:
         self._runner = None
 
     def unavailable_reason(self) -> str | None:
-        from device.launch import Gpu, GpuUnavailable
+        from tcgen05_conformance.device.launch import Gpu, GpuUnavailable
 
         try:
             gpu = Gpu()
@@ -60,8 +60,8 @@ class HopperBackend:
 
     def runner(self):
         if self._runner is None:
-            from device.hopper_batch import HopperRunner
-            from device.launch import Gpu
+            from tcgen05_conformance.device.hopper_batch import HopperRunner
+            from tcgen05_conformance.device.launch import Gpu
 
             self._runner = HopperRunner(Gpu())
         return self._runner

@@ -1,5 +1,5 @@
 """The `oracle` backend: the golden model's state of each program, computed with the numeric
-profile it was made for (`conformance.harness.judge.profile_for` chooses it per case).
+profile it was made for (`tcgen05_conformance.harness.judge.profile_for` chooses it per case).
 
 It observes the state when the oracle computes one; a program whose result the ISA leaves
 undefined is an error (generated programs never should be), as is a profile with no datapath for
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from conformance.core.program import Program
-from conformance.core.state import MachineState, NotModelled, UndefinedBehaviour
-from conformance.harness.backends.base import Observation, Progress
-from oracles.execute import run_many
+from tcgen05_conformance.core.program import Program
+from tcgen05_conformance.core.state import MachineState, NotModelled, UndefinedBehaviour
+from tcgen05_conformance.harness.backends.base import Observation, Progress
+from tcgen05_conformance.oracles.execute import run_many
 
 OBSERVED_TOGETHER = 256  # programs a call of the oracle evaluates together (their Hopper MMAs in one batch); a campaign chunk is 200
 

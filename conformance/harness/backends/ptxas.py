@@ -2,18 +2,18 @@
 
 Compile only (nvJitLink in-process, no GPU). It observes whether the kernel assembled and, when
 not, the assembler's diagnostics with the legality rule each maps to; the harness compares that
-with the legality model (`conformance.harness.judge`): a legal program must assemble, an illegal
+with the legality model (`tcgen05_conformance.harness.judge`): a legal program must assemble, an illegal
 one fails naming its rule."""
 
 from __future__ import annotations
 
 from typing import Sequence
 
-from conformance.core.program import Program
-from conformance.harness.against_assembler import assemble_instructions
-from conformance.harness.backends.base import ASSEMBLY, Observation, Progress, observe_each
-from device.assembler import AssemblerUnavailable, Assembly, assemble, assembler_version
-from device.ptx.kernels import UnsupportedProgram, instruction_spellings, kernel
+from tcgen05_conformance.core.program import Program
+from tcgen05_conformance.harness.against_assembler import assemble_instructions
+from tcgen05_conformance.harness.backends.base import ASSEMBLY, Observation, Progress, observe_each
+from tcgen05_conformance.device.assembler import AssemblerUnavailable, Assembly, assemble, assembler_version
+from tcgen05_conformance.device.ptx.kernels import UnsupportedProgram, instruction_spellings, kernel
 
 
 class PtxasBackend:

@@ -6,7 +6,7 @@ one is made), and the specs a user may give wherever a backend is asked for:
 - `MODULE:FACTORY`, a plugin: `package.module:callable`, called with `profile=`.
 
 `backend_from_spec` makes the backend and checks that it has the protocol of
-`conformance.harness.backends.base` (a name, `unavailable_reason`, `observe`); `uses_gpu` says,
+`tcgen05_conformance.harness.backends.base` (a name, `unavailable_reason`, `observe`); `uses_gpu` says,
 without making it, whether it runs on a GPU (`run --gpus` spreads those over the GPUs).
 """
 
@@ -17,21 +17,21 @@ import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the registry stays light (no numpy): the command line reads it to build its parsers
-    from conformance.harness.backends.base import Backend
+    from tcgen05_conformance.harness.backends.base import Backend
 
 # name -> (factory as module:attribute, what it is, for --help)
 REGISTERED: dict[str, tuple[str, str]] = {
-    "oracle": ("conformance.harness.backends.oracle:OracleBackend", "the golden model (the default reference)"),
-    "ptxas": ("conformance.harness.backends.ptxas:PtxasBackend", "whether the assembler accepts each kernel"),
-    "hopper": ("conformance.harness.backends.hopper:HopperBackend", "wgmma / mma.sp on an sm_90 GPU"),
-    "blackwell": ("conformance.harness.backends.blackwell:BlackwellBackend", "tcgen05 on an sm_100 / sm_103 GPU"),
+    "oracle": ("tcgen05_conformance.harness.backends.oracle:OracleBackend", "the golden model (the default reference)"),
+    "ptxas": ("tcgen05_conformance.harness.backends.ptxas:PtxasBackend", "whether the assembler accepts each kernel"),
+    "hopper": ("tcgen05_conformance.harness.backends.hopper:HopperBackend", "wgmma / mma.sp on an sm_90 GPU"),
+    "blackwell": ("tcgen05_conformance.harness.backends.blackwell:BlackwellBackend", "tcgen05 on an sm_100 / sm_103 GPU"),
 }
 BACKENDS = tuple(REGISTERED)
 DEFAULT_BACKENDS = ("oracle", "ptxas")
 DEFAULT_REFERENCE = "oracle"
-SIM_PREFIX = "sim:"  # `sim:CMD` names the simulator backend (conformance.harness.backends.sim) running CMD
-SIM_FACTORY = "conformance.harness.backends.sim:SimBackend"
-SIM_COMMAND_PROBLEM = "conformance.harness.backends.sim:command_problem"
+SIM_PREFIX = "sim:"  # `sim:CMD` names the simulator backend (tcgen05_conformance.harness.backends.sim) running CMD
+SIM_FACTORY = "tcgen05_conformance.harness.backends.sim:SimBackend"
+SIM_COMMAND_PROBLEM = "tcgen05_conformance.harness.backends.sim:command_problem"
 FACTORY_PATH = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*")
 PROTOCOL = ("name", "unavailable_reason", "observe")
 

@@ -4,9 +4,9 @@ The simulator is the command CMD (split as a shell would, run in the current dir
 at the first case a backend object is given and kept running across its `observe` calls (one at a
 time with `--journal`, whole lists without): it is stopped when the backend is closed or
 collected, or the process ends. Under `--timeout` or `--jobs` each batch runs in a child process
-of its own (`conformance.harness.supervisor`), so the simulator is started once per batch. For
+of its own (`tcgen05_conformance.harness.supervisor`), so the simulator is started once per batch. For
 each case this backend writes the case in the
-export format (`conformance.harness.export`: case.json with the program, the numeric profile the
+export format (`tcgen05_conformance.harness.export`: case.json with the program, the numeric profile the
 harness chose and the state files to write, all computed from the program) and sends one request
 line on the simulator's stdin:
 
@@ -20,7 +20,7 @@ little-endian uint32), and answers with one line on stdout:
     {"case_id": "<id>", "status": "error", "reason": "..."}         reported as an error
 
 It ends when its stdin closes. The state read back is the case's observation; the harness
-compares it (`conformance.harness.judge`), so a simulator may be the reference as well as a
+compares it (`tcgen05_conformance.harness.judge`), so a simulator may be the reference as well as a
 device under test. A simulator that gives no answer within the case timeout
 (TCGEN05_SIM_TIMEOUT seconds, default 60) is killed; one that answers with anything but such a
 line is killed; one that exits without answering is started again and given the case once more.
@@ -29,8 +29,8 @@ fresh simulator. A simulator that says more than one line for a case (a second a
 noticed before the next request, or when the line arrives as the next case's answer: it is
 restarted and the next case runs on the fresh one, so the next case is not blamed for it.
 Answer lines are read bounded in size (MAX_ANSWER_BYTES) and in JSON nesting
-(`conformance.core.inputs.parse_json`), and state files by their expected size
-(`conformance.harness.export.read_state`).
+(`tcgen05_conformance.core.inputs.parse_json`), and state files by their expected size
+(`tcgen05_conformance.harness.export.read_state`).
 """
 
 from __future__ import annotations
@@ -47,12 +47,12 @@ import time
 import weakref
 from typing import Sequence
 
-from conformance.core.inputs import InputError, parse_json, printable, quoted
-from conformance.core.program import Program
-from conformance.harness.backends.base import Observation, Progress, observe_each
-from conformance.harness.backends.registry import SIM_PREFIX
-from conformance.harness.export import VectorsError, read_state, state_layout, write_case
-from conformance.harness.processes import how_it_ended, last_line
+from tcgen05_conformance.core.inputs import InputError, parse_json, printable, quoted
+from tcgen05_conformance.core.program import Program
+from tcgen05_conformance.harness.backends.base import Observation, Progress, observe_each
+from tcgen05_conformance.harness.backends.registry import SIM_PREFIX
+from tcgen05_conformance.harness.export import VectorsError, read_state, state_layout, write_case
+from tcgen05_conformance.harness.processes import how_it_ended, last_line
 
 TIMEOUT_ENV = "TCGEN05_SIM_TIMEOUT"
 DEFAULT_CASE_TIMEOUT_S = 60.0
