@@ -24,7 +24,7 @@ MARKERS = "FAKE_LAUNCHER_MARKERS"
 CUDA_FAULT = "CUDA driver error CUDA_ERROR_ILLEGAL_INSTRUCTION"
 
 
-def _first(what: str, group: str) -> bool:
+def claim_first(what: str, group: str) -> bool:
     """True for the first process of the run that asks about `what`, which names `group` for it."""
     try:
         marker = os.open(os.path.join(os.environ[MARKERS], what), os.O_CREAT | os.O_EXCL | os.O_WRONLY)
@@ -35,7 +35,7 @@ def _first(what: str, group: str) -> bool:
     return True
 
 
-def _named(group: str) -> str | None:
+def misbehaviour_of(group: str) -> str | None:
     """How `group` misbehaves, if a marker named it (a flip happens once only: None)."""
     folder = os.environ[MARKERS]
     for name in os.listdir(folder):
@@ -72,13 +72,13 @@ class Misbehaving(HostOnlyLauncher):
         name = identity(group)
         # a group another worker's misbehaviour names (rerun here after that worker was lost) is not
         # this worker's to take: it behaves as named below
-        first = self.index == self.target and _named(name) is None and _first(f"{self.how}-{self.index}", name)
+        first = self.index == self.target and misbehaviour_of(name) is None and claim_first(f"{self.how}-{self.index}", name)
         if self.how == "flip":
             if first:
                 words = words.copy()
                 words.flat[5] ^= 1
             return words
-        how = self.how if first else _named(name)
+        how = self.how if first else misbehaviour_of(name)
         if how == "raise":
             raise RuntimeError(CUDA_FAULT)
         if how == "exit":
