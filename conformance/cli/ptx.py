@@ -63,11 +63,13 @@ def cmd_import(args: argparse.Namespace) -> int:
     from tcgen05_conformance.core.program import dumps
     from tcgen05_conformance.lint.program_import import PtxImportError, import_ptx
 
+    from tcgen05_conformance.core.inputs import InputError, read_text
+    from tcgen05_conformance.lint.verdicts import MAX_SOURCE_BYTES
+
     try:
-        with open(args.file, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as e:
-        raise UsageError(f"{args.file}: cannot read ({e.strerror})") from None
+        text = read_text(args.file, MAX_SOURCE_BYTES)
+    except InputError as e:
+        raise UsageError(str(e)) from None
     try:
         program = import_ptx(text, args.file, args.arch, args.label)
     except PtxImportError as e:

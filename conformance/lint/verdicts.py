@@ -8,11 +8,11 @@ immediate, or a `mov` of one into the register) and reported as undecided where 
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from dataclasses import dataclass
 
+from tcgen05_conformance.core.inputs import InputError, read_file
 from tcgen05_conformance.core.instructions import family
 from tcgen05_conformance.core.isa.targets import TARGETS
 from tcgen05_conformance.core.legality import RULES, check
@@ -23,6 +23,7 @@ from tcgen05_conformance.core.ptx.parse import Parsed, read_ptx
 CXX_SUFFIXES = (".cu", ".cuh", ".hpp", ".h", ".hh", ".cpp", ".cc", ".cxx", ".hxx", ".inl")
 FAMILY_TARGETS = {"tcgen05": "sm_100a", "wgmma": "sm_90a", "mma.sp": "sm_90a"}  # without --arch or .target
 STDIN = "-"
+MAX_SOURCE_BYTES = 64 << 20  # the largest CUTLASS header is under 1 MB
 
 
 class LintInputError(ValueError):
@@ -39,16 +40,18 @@ class Source:
 
 
 def load(name: str) -> Source:
+    """One input, read through the bounded reader: a regular file of at most MAX_SOURCE_BYTES
+    (a directory, FIFO or device is refused on one line), or stdin."""
     if name == STDIN:
-        return Source("<stdin>", sys.stdin.read(), False)
-    if os.path.isdir(name):
-        raise LintInputError(f"{name}: is a directory (give the files)")
+        text = sys.stdin.read(MAX_SOURCE_BYTES + 1)
+        if len(text) > MAX_SOURCE_BYTES:
+            raise LintInputError(f"<stdin>: larger than {MAX_SOURCE_BYTES} bytes")
+        return Source("<stdin>", text, False)
     try:
-        with open(name, encoding="utf-8", errors="replace") as f:
-            text = f.read()
-    except OSError as e:
-        raise LintInputError(f"{name}: cannot read ({e.strerror})") from None
-    return Source(name, text, name.endswith(CXX_SUFFIXES))
+        data = read_file(name, MAX_SOURCE_BYTES)
+    except InputError as e:
+        raise LintInputError(str(e)) from None
+    return Source(name, data.decode("utf-8", errors="replace"), name.endswith(CXX_SUFFIXES))
 
 
 def module_target(text: str) -> str | None:
@@ -81,6 +84,10 @@ def lint_source(source: Source, arch: str | None) -> list[dict]:
         return [verdict(p, source.name, p.line, target) for p in read_ptx(source.text)]
     records = []
     for statement in asm_statements(source.text):
+        if statement.problem:
+            records.append({"file": source.name, "line": statement.line, "text": "asm(...)", "verdict": "unparsed",
+                            "rules": [], "why": statement.problem})
+            continue
         records += [_asm_operands_named(verdict(p, source.name, statement.source_line(p.offset), arch))
                     for p in read_asm(statement)]
     return records

@@ -224,7 +224,8 @@ def _check_idesc(i: Tcgen05Mma, d: idesc_codec.InstrDescriptor, t: Target, found
         bits = mma.TYPE_BITS.get(typ, 0)
         found.require(bits in mma.TRANSPOSE_SWIZZLE_RULE or not mma.TRANSPOSE_SUPPORTED[kind],
                       "idesc.transpose-size", f"transposed {name} of {bits}-bit {typ}")
-    if d.transpose_b and mma.TYPE_BITS.get(d.btype) == 8 and mma.TRANSPOSE_SUPPORTED[kind]:
+    if (d.transpose_b and mma.TYPE_BITS.get(d.btype) == 8 and mma.TRANSPOSE_SUPPORTED[kind]
+            and i.cta_group in mma.TRANSPOSE_B_8BIT_N):  # another .cta_group breaks a qualifier rule instead
         lo, step = mma.TRANSPOSE_B_8BIT_N[i.cta_group]
         found.require(lo <= d.n <= 256 and d.n % step == 0, "idesc.transpose-b-8bit-n",
                       f"8-bit transpose B with N = {d.n} and .cta_group::{i.cta_group}")

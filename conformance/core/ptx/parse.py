@@ -38,6 +38,7 @@ from tcgen05_conformance.core.instructions import (
 from tcgen05_conformance.core.isa.data_movement import CP_DST_FMT, LDST_SHAPES, MAX_REGISTERS_PER_LDST
 from tcgen05_conformance.core.ptx.spelling import QUALIFIERS, QualifierSyntax
 
+MAX_LITERAL = 80  # characters of an integer literal: 64 binary digits and a prefix, sign and suffix
 ADDRESS_BITS = 64  # `.address_size 64`: a symbol used as an address is 64 bits wide
 TYPE_BITS = {"pred": 1, "b8": 8, "u8": 8, "s8": 8, "b16": 16, "u16": 16, "s16": 16, "f16": 16, "bf16": 16,
              "f16x2": 32, "bf16x2": 32, "b32": 32, "u32": 32, "s32": 32, "f32": 32,
@@ -83,7 +84,7 @@ _INT = re.compile(r"([+-]?)\s*(0[xX][0-9a-fA-F]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)
 
 def integer(text: str) -> int | None:
     """A PTX integer literal (hex, octal, binary or decimal, optional sign and U suffix), or None."""
-    m = _INT.fullmatch(text.strip())
+    m = _INT.fullmatch(text.strip()) if len(text) <= MAX_LITERAL else None
     if not m:
         return None
     digits = m.group(2)
@@ -96,6 +97,14 @@ def integer(text: str) -> int | None:
     else:
         value = int(digits)
     return -value if m.group(1) == "-" else value
+
+
+MAX_SHOWN = 60  # characters of a text quoted in a message
+
+
+def shown(text: str) -> str:
+    """`text` as a message quotes it: at most MAX_SHOWN characters."""
+    return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + "..."
 
 
 class NotUnderstood(ValueError):
@@ -127,7 +136,7 @@ def operand(text: str, unknown_immediates: frozenset[str] = frozenset()) -> Oper
     if t.startswith("{") and t.endswith("}"):
         items = [operand(x, unknown_immediates) for x in split_top(t[1:-1])]
         if any(not isinstance(x, (Reg, Imm)) for x in items):
-            raise NotUnderstood(f"vector {t}: its elements are registers or immediates")
+            raise NotUnderstood(f"vector {shown(t)}: its elements are registers or immediates")
         return Vec(tuple(items))
     if t.startswith("[") and t.endswith("]"):
         inner = t[1:-1].replace(" ", "").replace("\t", "")
@@ -135,18 +144,18 @@ def operand(text: str, unknown_immediates: frozenset[str] = frozenset()) -> Oper
         if m:
             offset = integer(m.group(2)) if m.group(2) else 0
             if offset is None:
-                raise NotUnderstood(f"address {t}: the offset is not an integer")
+                raise NotUnderstood(f"address {shown(t)}: the offset is not an integer")
             return Addr(m.group(1), offset)
         if integer(inner) is not None:
             return Addr(None, integer(inner))
-        raise NotUnderstood(f"address {t}: neither [reg], [reg+imm] nor [imm]")
+        raise NotUnderstood(f"address {shown(t)}: neither [reg], [reg+imm] nor [imm]")
     value = integer(t)
     if value is not None:
         return Imm(value)
     m = re.fullmatch(rf"(!?)\s*({_NAME})", t)
     if m:
         return Reg(m.group(2), bool(m.group(1)))
-    raise NotUnderstood(f"operand {t!r} is not understood")
+    raise NotUnderstood(f"operand {shown(t)!r} is not understood")
 
 
 # --- statements -----------------------------------------------------------------------------
@@ -164,54 +173,55 @@ class Statement:
     kind: str
 
 
+_PIECE = re.compile(r'//[^\n]*|/\*(?:[^*]|\*(?!/))*(?:\*/)?|"(?:[^"\\\n]|\\.)*"?|[;{}:]|[^;{}:/"]+|/')
+_LABEL = re.compile(r"[A-Za-z_$][\w$]*")
+_LABEL_PIECES = 3  # a label is one name, with at most whitespace and a comment around it
+
+
 def statements(text: str) -> list[Statement]:
-    """The statements of a PTX text, comments removed."""
+    """The statements of a PTX text, comments removed, in one linear pass over its pieces
+    (comments, strings, the separators ; { } : and the runs between them)."""
     out: list[Statement] = []
-    buf: list[str] = []
+    pieces: list[str] = []  # the pending statement's pieces, comments as one space
+    first = ""  # its first character that is not whitespace
+    has_equals = False
     start = line = 1
     start_offset = 0
-    i, n = 0, len(text)
 
     def flush(kind: str | None = None) -> None:
-        nonlocal buf
-        body = " ".join("".join(buf).split())
+        nonlocal pieces, first, has_equals
+        body = " ".join("".join(pieces).split())
         if body:
             k = kind or ("directive" if body.startswith(".") else "instruction")
             out.append(Statement(start_offset, start, body, k))
-        buf = []
+        pieces, first, has_equals = [], "", False
 
-    while i < n:
-        ch = text[i]
-        if text.startswith("//", i):
-            end = text.find("\n", i)
-            i = n if end < 0 else end
+    for m in _PIECE.finditer(text):
+        piece, i = m.group(), m.start()
+        if piece.startswith("//") or piece.startswith("/*"):
+            pieces.append(" ")
+            line += piece.count("\n")
             continue
-        if text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            end = n if end < 0 else end + 2
-            line += text.count("\n", i, end)
-            buf.append(" ")
-            i = end
-            continue
-        if not "".join(buf).strip() and not ch.isspace():
-            start, start_offset = line, i
-        pending = "".join(buf).strip()
-        if ch == ";":
+        if piece == ";":
             flush()
-        elif ch == "{" and (not pending or (pending.startswith(".") and "=" not in pending)):
+        elif piece == "{" and (not first or (first == "." and not has_equals)):
             flush()
             out.append(Statement(i, line, "{", "open"))
-        elif ch == "}" and not pending:
+        elif piece == "}" and not first:
             out.append(Statement(i, line, "}", "close"))
-        elif (ch == ":" and re.fullmatch(r"[A-Za-z_$][\w$]*", pending)
+        elif (piece == ":" and first and len(pieces) <= _LABEL_PIECES
+              and _LABEL.fullmatch("".join(pieces).strip())
               and not text.startswith("::", i) and (i == 0 or text[i - 1] != ":")):
-            buf = []
-            out.append(Statement(start_offset, start, pending, "label"))
+            out.append(Statement(start_offset, start, "".join(pieces).strip(), "label"))
+            pieces, first, has_equals = [], "", False
         else:
-            buf.append(ch)
-        if ch == "\n":
-            line += 1
-        i += 1
+            if not first and piece.strip():
+                first = piece.strip()[0]
+                start = line + piece[:len(piece) - len(piece.lstrip())].count("\n")
+                start_offset = i + len(piece) - len(piece.lstrip())
+            pieces.append(piece)
+            has_equals = has_equals or "=" in piece
+        line += piece.count("\n")
     flush()
     return out
 
@@ -221,16 +231,25 @@ def statements(text: str) -> list[Statement]:
 
 @dataclass
 class Registers:
-    """Declared registers (name -> bits) in nested blocks, and the values known to be in them."""
+    """Declared registers (name -> bits) in nested blocks, and the values known to be in them.
+    A range `%r<N>` is kept as its prefix and N (`ranges`), never expanded: N may be huge."""
 
     scopes: list[dict[str, int]] = field(default_factory=lambda: [{}])
     values: dict[str, int] = field(default_factory=dict)
     unknown_immediates: frozenset[str] = frozenset()
+    ranges: list[dict[str, tuple[int, int]]] = field(default_factory=lambda: [{}])
 
     def width(self, name: str) -> int | None:
-        for scope in reversed(self.scopes):
+        digits = len(name) - len(name.rstrip("0123456789"))
+        # a range %r<N> names %r0 ... %r(N-1): each split of the trailing digits into prefix and index
+        splits = [(name[:k], name[k:]) for k in range(len(name) - digits, len(name))
+                  if k > 0 and (name[k] != "0" or k == len(name) - 1)]
+        for scope, ranges in zip(reversed(self.scopes), reversed(self.ranges)):
             if name in scope:
                 return scope[name]
+            for prefix, index in splits:
+                if prefix in ranges and int(index) < ranges[prefix][0]:
+                    return ranges[prefix][1]
         return None
 
     def declare(self, directive: str) -> None:
@@ -240,19 +259,31 @@ class Registers:
             return
         bits = TYPE_BITS.get(m.group(1), 0)
         for item in split_top(m.group(2)):
-            ranged = re.fullmatch(rf"({_NAME})\s*<\s*(\d+)\s*>", item)
-            names = [f"{ranged.group(1)}{k}" for k in range(int(ranged.group(2)))] if ranged else [item.strip()]
-            for name in names:
-                self.scopes[-1][name] = bits
-                self.values.pop(name, None)
+            ranged = re.fullmatch(rf"({_NAME})\s*<\s*(\d{{1,12}})\s*>", item)
+            if ranged:
+                prefix = ranged.group(1)
+                self.ranges[-1][prefix] = (int(ranged.group(2)), bits)
+                for name in [n for n in self.values if n.startswith(prefix)]:
+                    self.values.pop(name)
+            else:
+                self.scopes[-1][item.strip()] = bits
+                self.values.pop(item.strip(), None)
 
     def open(self) -> None:
         self.scopes.append({})
+        self.ranges.append({})
 
     def close(self) -> None:
         if len(self.scopes) > 1:
             for name in self.scopes.pop():
                 self.values.pop(name, None)
+            for prefix in self.ranges.pop():
+                for name in [n for n in self.values if n.startswith(prefix)]:
+                    self.values.pop(name)
+
+    def enter_function(self) -> None:
+        """A new .entry / .func: the module's declarations stay, the values known are forgotten."""
+        self.scopes, self.ranges, self.values = [dict(self.scopes[0])], [dict(self.ranges[0])], {}
 
     def value(self, op: Operand) -> int | None:
         if isinstance(op, Imm):
@@ -735,7 +766,7 @@ def read_ptx(text: str, regs: Registers | None = None) -> list[Parsed]:
             regs.values.clear()
         elif s.kind == "directive":
             if re.match(r"(\.\w+\s+)*\.(entry|func)\b", s.text):
-                regs.scopes, regs.values = [dict(regs.scopes[0])], {}
+                regs.enter_function()
             regs.declare(s.text)
         else:
             m = _INSTRUCTION.fullmatch(s.text)
