@@ -33,12 +33,23 @@ from tcgen05_conformance.core.inputs import printable
 SUBCOMMANDS = (runs, report, legality, decode, ptx, vectors, numerics, probe, campaign, cache, bench, mutants, fuzz, peers)
 
 
+def version_line() -> str:
+    """What `--version` prints: the package's version, the PTX ISA revision whose text its facts
+    come from, and the version of the suite's frozen case list."""
+    from tcgen05_conformance import SUITE_VERSION, __version__
+    from tcgen05_conformance.core.isa.targets import PTX_VERSION
+
+    return f"{PROG} {__version__} (PTX ISA {PTX_VERSION}, suite {SUITE_VERSION})"
+
+
 def parser() -> Parser:
     top = Parser(
         prog=PROG,
         description="Conformance tests for NVIDIA tcgen05 (sm_100a/sm_103a), wgmma and mma.sp tensor-core instructions.",
         epilog=GPU_EXIT_STATUSES.replace("nothing could run here", "a GPU command (campaign, numerics measure) could not run here"),
     )
+    top.add_argument("--version", action="version", version=version_line(),
+                     help="print the package version, the PTX ISA version its facts come from and the suite version, then exit")
     sub = top.add_subparsers(dest="command", required=True)
     for module in SUBCOMMANDS:
         module.add(sub)
