@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
         version = next(n.split("/")[0] for n in wheel.namelist() if n.endswith(".dist-info/METADATA"))
         for header in HEADERS:
             wheel.extract(PREFIX + header, scratch)
-        report = lint([os.path.join(scratch, PREFIX, h) for h in HEADERS], None)
+        report = lint([os.path.join(scratch, PREFIX, h) for h in HEADERS])
     for record in report["instructions"]:
         record["file"] = record["file"].split(PREFIX, 1)[1]
     per_header = {}

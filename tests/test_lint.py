@@ -53,7 +53,7 @@ def test_each_instruction_gets_a_verdict_at_its_line(tmp_path, capsys):
     status, report = lint_json([str(path)], capsys)
     assert status == 1
     records = report["instructions"]
-    assert [(r["line"], r["verdict"]) for r in records] == [(12, "legal"), (13, "illegal"), (15, "legal"), (16, "unparsed")]
+    assert [(r["line"], r["verdict"]) for r in records] == [(12, "legal"), (13, "illegal"), (15, "legal"), (16, "skipped")]
     assert set(records[0]) >= {"file", "line", "text", "verdict", "rules"} and records[0]["file"] == str(path)
     broken = [r for r in records[1]["rules"] if r["status"] == "broken"]
     assert [r["id"] for r in broken] == ["idesc.shape-n"] and "Table 39" in broken[0]["reference"]
@@ -61,21 +61,23 @@ def test_each_instruction_gets_a_verdict_at_its_line(tmp_path, capsys):
     assert {"idesc.shape-n", "idesc.reserved"} <= undecided
     assert all("idesc" in r["reads"] for r in records[2]["rules"] if r["id"].startswith("idesc."))
     assert records[3]["why"]
-    assert report["totals"] == {"instructions": 4, "legal": 2, "illegal": 1, "unparsed": 1,
+    assert report["totals"] == {"instructions": 4, "legal": 2, "illegal": 1, "unparsed": 0, "skipped": 1,
                                 "undecided_rule_checks": len(records[2]["rules"])}
 
 
 def test_legal_input_exits_0_and_reads_stdin(monkeypatch, capsys):
     monkeypatch.setattr("sys.stdin", io.StringIO(MODULE.replace(f"{BAD_N}, 0;", f"{GOOD}, 0;")))
     status, report = lint_json(["-"], capsys)
-    assert status == 0 and report["totals"]["illegal"] == 0 and report["files"] == ["<stdin>"]
+    assert status == 0 and report["totals"]["illegal"] == 0 and report["files"] == 1
 
 
-def test_arch_overrides_the_module_target(tmp_path, capsys):
+def test_arch_override_overrides_the_module_target_and_arch_does_not(tmp_path, capsys):
     path = tmp_path / "k.ptx"
     path.write_text(MODULE)
-    _, report = lint_json([str(path), "--arch", "sm_90a"], capsys)
+    _, report = lint_json([str(path), "--arch-override", "sm_90a"], capsys)
     assert all(any(r["id"] == "target.family" for r in rec["rules"]) for rec in report["instructions"][:3])
+    _, report = lint_json([str(path), "--arch", "sm_90a"], capsys)
+    assert [rec["arch"] for rec in report["instructions"][:3]] == ["sm_100a"] * 3
 
 
 def test_inline_asm_is_linted_at_its_source_lines(tmp_path, capsys):
@@ -89,7 +91,7 @@ def test_inline_asm_is_linted_at_its_source_lines(tmp_path, capsys):
     assert record["line"] == 2 and [r["id"] for r in record["rules"]] == ["alloc.columns"]
 
 
-@pytest.mark.parametrize("argv", [["lint", "/nonexistent.ptx"], ["lint", "k.ptx", "--arch", "sm_75"], ["lint"],
+@pytest.mark.parametrize("argv", [["lint", "/nonexistent.ptx"], ["lint", "k.ptx", "--arch", "gfx90a"], ["lint"],
                                   ["import", "/nonexistent.ptx"]])
 def test_bad_usage_exits_2(argv, capsys):
     try:

@@ -20,7 +20,7 @@ LEGAL = '"tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], 64;"'
 
 
 def lint_json(argv, capsys) -> tuple[int, dict]:
-    status = main(["lint", *argv, "--json"])
+    status = main(["lint", *argv, "--format", "json"])
     return status, json.loads(capsys.readouterr().out)
 
 

@@ -4,21 +4,37 @@ program; `spellings` and `lint-agreement`: the measurements behind them (docs/li
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 from tcgen05_conformance.cli.common import EXIT_FAILED, EXIT_OK, UsageError, command_line, print_json, write_json
+from tcgen05_conformance.cli.common import EXIT_USAGE
 from tcgen05_conformance.core.isa.targets import TARGETS
 
 
 def add(sub) -> None:
     lnt = sub.add_parser("lint", help="check the tcgen05 / wgmma / mma.sp instructions of PTX files, CUDA sources' inline "
-                                      "asm or stdin against the legality rules (docs/lint.md)")
-    lnt.add_argument("files", nargs="+", metavar="FILE",
-                     help="a .ptx file, a CUDA C++ source (.cu .cuh .hpp .h .cpp ...: its inline asm) or - for PTX on stdin")
-    lnt.add_argument("--arch", choices=tuple(TARGETS),
-                     help="target to judge by (default: the module's .target; in C++ sources, or without one, "
-                          "sm_100a for tcgen05 and sm_90a for wgmma and mma.sp)")
-    lnt.add_argument("--json", action="store_true", help="print the report as JSON")
+                                      "asm, whole source trees or stdin against the legality rules (docs/lint.md)",
+                         epilog="exit status: 0 when no instruction is illegal, 1 when one is, 2 on bad usage, a "
+                                "path that does not exist or a file that could not be read (one line each)")
+    lnt.add_argument("paths", nargs="+", metavar="PATH",
+                     help="a .ptx file, a CUDA C++ source (.cu .cuh .hpp .h .cpp ...: its inline asm), a directory "
+                          "(its .ptx and C++ files, recursively) or - for PTX on stdin")
+    lnt.add_argument("--arch", type=arch_name, metavar="TARGET",
+                     help="the target where a file names none (no .target, arch guard or smNNN in its name); default: "
+                          "sm_100a for tcgen05, sm_90a for wgmma and mma.sp")
+    lnt.add_argument("--arch-override", type=arch_name, metavar="TARGET",
+                     help="judge every instruction for this target, whatever its file names")
+    lnt.add_argument("--include", action="append", default=[], metavar="GLOB",
+                     help="in directories, lint only files whose path under the directory or name matches (repeatable)")
+    lnt.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                     help="in directories, skip files whose path under the directory or name matches (repeatable)")
+    lnt.add_argument("-v", "--verbose", action="store_true",
+                     help="show every instruction (legal, skipped, undecided rules), not only the problems")
+    lnt.add_argument("--format", choices=("text", "json", "sarif"), default="text",
+                     help="text (default), json (every instruction) or sarif (SARIF 2.1.0, for code scanning)")
+    lnt.add_argument("--json", dest="format", action="store_const", const="json", help="the same as --format json")
+    lnt.add_argument("--out", metavar="FILE", help="write the report here (default: stdout)")
     lnt.set_defaults(func=cmd_lint)
 
     imp = sub.add_parser("import", help="turn a straight-line tcgen05 sequence with constant operands (a .ptx file) "
@@ -44,19 +60,41 @@ def add(sub) -> None:
     agr.set_defaults(func=cmd_lint_agreement)
 
 
+def arch_name(text: str) -> str:
+    """A target as ptxas names it (sm_90a, sm_100a, sm_120a, sm_80 ...): one outside the model's
+    targets is accepted, and its instructions are skipped."""
+    if not re.fullmatch(r"sm_\d{2,3}[af]?", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a target such as {', '.join(TARGETS)}")
+    return text
+
+
 def cmd_lint(args: argparse.Namespace) -> int:
-    from tcgen05_conformance.lint.verdicts import LintInputError, format_text, lint
+    import json
+
+    from tcgen05_conformance import __version__
+    from tcgen05_conformance.lint.sarif import sarif
+    from tcgen05_conformance.lint.verdicts import LintInputError, Targets, format_text, lint
 
     try:
-        report = lint(args.files, args.arch)
+        report = lint(args.paths, Targets(args.arch_override, args.arch), args.include, args.exclude)
     except LintInputError as e:
         raise UsageError(str(e)) from None
     report["command"] = command_line(args)
-    if args.json:
-        print_json(report)
+    if args.format == "text":
+        text = format_text(report, args.verbose)
     else:
-        print(format_text(report))
-    return EXIT_FAILED if report["totals"]["illegal"] else EXIT_OK
+        text = json.dumps(sarif(report, __version__) if args.format == "sarif" else report, indent=1)
+    if args.out:
+        try:
+            with open(args.out, "w", encoding="utf-8") as f:
+                f.write(text + "\n")
+        except OSError as e:
+            raise UsageError(f"--out {args.out}: cannot write ({e.strerror})") from None
+    else:
+        print(text)
+    if report["totals"]["illegal"]:
+        return EXIT_FAILED
+    return EXIT_USAGE if report["errors"] else EXIT_OK
 
 
 def cmd_import(args: argparse.Namespace) -> int:

@@ -39,7 +39,7 @@ class PtxImportError(ValueError):
 def import_ptx(text: str, name: str, arch: str | None = None, label: str | None = None) -> Program:
     """The program of a PTX module holding one straight-line tcgen05 sequence."""
     target = arch or module_target(text)
-    if target is None:
+    if target not in TARGETS:
         raise PtxImportError(f"{name}: no .target the model knows ({', '.join(TARGETS)}); give --arch")
     branches = [s for s in statements(text) if s.kind == "label" or re.match(r"(@!?\S+\s+)?bra\b", s.text)]
     if branches:

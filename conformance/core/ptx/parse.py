@@ -377,6 +377,7 @@ class Parsed:
     problem: str | None = None
     guard: str | None = None
     guard_value: bool | None = None
+    outside_model: bool = False  # a tensor-core instruction the model does not describe (mma.sync, wgmma.fence ...)
 
 
 class _Reader:
@@ -782,7 +783,8 @@ def read_ptx(text: str, regs: Registers | None = None) -> list[Parsed]:
                 instr, unknown = read_instruction(opcode, rest, regs)
                 found.append(Parsed(s.offset, s.line, s.text, instr, unknown, None, guard_text, guard_value))
             except NotUnderstood as e:
-                found.append(Parsed(s.offset, s.line, s.text, None, frozenset(), str(e), guard_text, guard_value))
+                found.append(Parsed(s.offset, s.line, s.text, None, frozenset(), str(e), guard_text, guard_value,
+                                    tensor_core_opcode(opcode) == ""))
             if opcode.startswith(("tcgen05.ld", "wgmma.mma_async", "mma")):
                 forget_written((split_top(rest) or [""])[0], regs)
     return found
