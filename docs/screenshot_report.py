@@ -1,17 +1,20 @@
-"""Render a run's report.html in headless Chromium: save a PNG of the page and check that the
+"""Render a run's report.html in headless Chromium: save a PNG of the page, check that the
 numbers the rendered page shows (the run's facts, the backend table, every heat-map cell) are
-those of the run's summary.json.
+those of the run's summary.json, and that the page fits the window's width: no heat map reaches
+past its right edge and no replay command is cut off.
 
     python docs/screenshot_report.py reports/default-run --png docs/images/report.png
 
 Chromium is looked up as $CHROMIUM, then `chromium`, `chromium-browser`, `google-chrome` and
 `chrome` on PATH (Debian: `apt-get install chromium`). Exit status 0 when the page agrees with
-the summary, 1 when it does not, 2 when there is no Chromium or no report."""
+the summary and fits the window, 1 when it does not, 2 when there is no Chromium or no report."""
 
 from __future__ import annotations
 
 import argparse
+import html
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -49,6 +52,43 @@ def screenshot(browser: str, page: Path, png: Path, window: tuple[int, int] = WI
 def rendered_dom(browser: str, page: Path) -> str:
     """The page's DOM after Chromium has loaded and laid it out, serialised as HTML."""
     return _chromium(browser, "--dump-dom", page.resolve().as_uri()).stdout
+
+
+#: Run in a copy of the page once Chromium has laid it out: what reaches past the window's right
+#: edge, written into the DOM as JSON (the report itself holds no script).
+_MEASURE = """<script>(() => {
+  const width = window.innerWidth, found = [];
+  const page = document.documentElement.scrollWidth;
+  if (page > width) found.push(`the page is ${page} px wide`);
+  for (const svg of document.querySelectorAll("svg[aria-label]")) {
+    const right = Math.ceil(svg.getBoundingClientRect().right);
+    if (right > width) found.push(`${svg.getAttribute("aria-label")} reaches ${right} px`);
+  }
+  for (const pre of document.querySelectorAll("pre")) {
+    if (pre.scrollWidth > pre.clientWidth) found.push(`${pre.textContent.slice(0, 40)}... is cut off: ${pre.scrollWidth} px in ${pre.clientWidth}`);
+  }
+  const out = document.createElement("pre");
+  out.id = "layout-problems";
+  out.textContent = JSON.stringify({width, found});
+  document.body.appendChild(out);
+})();</script>"""
+
+
+def layout_problems(browser: str, page: Path, width: int) -> list[str]:
+    """What does not fit a window `width` pixels wide, as Chromium lays the page out: the page
+    wider than the window, a heat map (an SVG with a label) reaching past its right edge, a `pre`
+    (a replay command) whose text is cut off."""
+    with tempfile.TemporaryDirectory() as folder:
+        measured = Path(folder) / "measured.html"
+        measured.write_text(page.read_text(encoding="utf-8").replace("</body>", _MEASURE + "</body>"), encoding="utf-8")
+        dom = _chromium(browser, f"--window-size={width},900", "--dump-dom", measured.as_uri()).stdout
+    found = re.search(r'<pre id="layout-problems">(.*?)</pre>', dom, re.DOTALL)
+    if found is None:
+        raise RuntimeError(f"{browser} ran no script in {page}: the layout was not measured")
+    result = json.loads(html.unescape(found.group(1)))
+    if result["width"] != width:
+        raise RuntimeError(f"{browser} laid {page} out {result['width']} px wide, not {width}")
+    return result["found"]
 
 
 class ShownNumbers(HTMLParser):
@@ -136,11 +176,13 @@ def main(argv: list[str] | None = None) -> int:
     png = args.png or args.report_dir / "report.png"
     screenshot(browser, page, png, (int(width), int(height)))
     problems = disagreements(json.loads(summary_path.read_text(encoding="utf-8")), rendered_dom(browser, page))
-    for problem in problems:
+    overflows = layout_problems(browser, page, int(width))
+    for problem in problems + overflows:
         print(problem)
     print(f"{png}: saved; the rendered page {'disagrees with' if problems else 'agrees with'} {summary_path}"
-          + (f" in {len(problems)} places" if problems else ""))
-    return 1 if problems else 0
+          + (f" in {len(problems)} places" if problems else "")
+          + f", and {'does not fit' if overflows else 'fits'} a {width}-pixel window")
+    return 1 if problems or overflows else 0
 
 
 if __name__ == "__main__":

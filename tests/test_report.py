@@ -248,11 +248,31 @@ def _screenshot_module():
     return module
 
 
-def test_headless_chromium_renders_the_report_and_shows_the_summarys_numbers(failing_run, tmp_path):
-    shot = _screenshot_module()
+def test_every_heat_map_of_report_md_is_in_report_html(failing_run):
+    _, out, s = failing_run
+    md, page = (out / "report.md").read_text(), (out / "report.html").read_text()
+    assert set(s["coverage"]["heat_maps"]) == {"class", "option", "hopper", "data_movement"}
+    for name, hm in s["coverage"]["heat_maps"].items():
+        assert f"### {hm['title']}" in md
+        assert f"<h3>{html.escape(hm['title'])}</h3>" in page
+        shown = set(re.findall(rf'<g class="cell" data-map="{name}" data-row="([^"]*)" data-column="([^"]*)"', page))
+        assert shown == {(html.escape(r), html.escape(c)) for r in hm["rows"] for c in hm["columns"]}, name
+    assert "## Value coverage" in md and 'data-map="values"' in page
+
+
+def _browser(shot):
+    """The Chromium to render with; in CI (CI=true, where .ci/run installs it) a missing one fails the test."""
     browser = shot.find_chromium()
+    if browser is None and os.environ.get("CI") == "true":
+        pytest.fail("no Chromium in CI: .ci/run installs it (apt-get install chromium)")
     if browser is None:
         pytest.skip("no Chromium on this machine (apt-get install chromium, or set CHROMIUM=/path/to/chrome)")
+    return browser
+
+
+def test_headless_chromium_renders_the_report_and_shows_the_summarys_numbers(failing_run, tmp_path):
+    shot = _screenshot_module()
+    browser = _browser(shot)
     _, out, s = failing_run
     png = tmp_path / "report.png"
     shot.screenshot(browser, out / "report.html", png, (1200, 900))
@@ -269,6 +289,27 @@ def test_headless_chromium_renders_the_report_and_shows_the_summarys_numbers(fai
     assert len(problems) == 4  # cases, the oracle's passed count, the totals' passed count, one heat-map cell
     assert {p.split(":")[0] for p in problems} == {"cases", "backends.oracle.passed", "totals.passed",
                                                   f"heat map class [tf32, {changed['coverage']['heat_maps']['class']['columns'][0]}]"}
+
+
+def test_in_a_1400_pixel_window_the_value_map_fits_and_no_replay_command_is_cut_off(failing_run):
+    shot = _screenshot_module()
+    browser = _browser(shot)
+    _, out, s = failing_run
+    page = out / "report.html"
+    assert len(s["value_coverage"]["per_kind_operand"]) >= 14 and s["failures"]  # the map at full width, replay commands
+    assert shot.layout_problems(browser, page, 1400) == []
+    # A replay command longer than the window (a deep report folder: one long word) wraps.
+    deep = out / "deep.html"
+    deep.write_text(page.read_text().replace("/cases/", "/" + "a-deep-report-folder/" * 12 + "cases/"))
+    assert shot.layout_problems(browser, deep, 1400) == []
+    # The check can fail: in a narrower window the value map reaches past the edge, and a command
+    # left unwrapped is cut off.
+    narrow = shot.layout_problems(browser, page, 900)
+    assert any(p.startswith("value coverage reaches ") for p in narrow), narrow
+    unwrapped = out / "unwrapped.html"
+    unwrapped.write_text(deep.read_text().replace("<pre>replay", "<pre style='white-space:pre;overflow-x:auto'>replay", 1))
+    cut = shot.layout_problems(browser, unwrapped, 1400)
+    assert len(cut) == 1 and cut[0].startswith("replay (in ") and " is cut off: " in cut[0], cut
 
 
 # --- reports that say what happened, and a report directory that keeps them (issue 15) -----------

@@ -140,7 +140,7 @@ def test_summary_and_reports_carry_value_coverage():
     text = "\n".join(value_coverage_markdown({"value_coverage": vc}))
     assert f"{vc['hit']} of {vc['reachable']} reachable" in text and "mma.f16.A.f16.+0" in text
     svg = value_heat_map_svg(vc)
-    assert 'data-map="values" data-row="tcgen05.mma kind::f16" data-column="A"' in svg
+    assert 'data-map="values" data-row="A" data-column="tcgen05.mma kind::f16"' in svg  # operands down, kinds across
 
 
 def test_an_absolute_leading_dimension_address_counts_only_where_it_is_read():

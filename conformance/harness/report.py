@@ -267,7 +267,7 @@ dl.facts dt{color:#5a6473}dl.facts dd{margin:0}
 svg text{font-family:"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:11px}
 .failure{border:1px solid #f2a79c;border-left:5px solid #c0392b;border-radius:4px;padding:2px 14px 8px;margin:10px 0}
 .failure h3 .note{font-weight:400;margin-left:8px}
-.failure pre{background:#f6f7f9;padding:6px 8px;margin:6px 0 0;overflow-x:auto}
+.failure pre{background:#f6f7f9;padding:6px 8px;margin:6px 0 0;white-space:pre-wrap;overflow-wrap:anywhere}
 .note{color:#5a6473;font-size:13px}
 """
 
@@ -302,7 +302,9 @@ def _grid_svg(name: str, label: str, rows: list[str], columns: list[str], min_ce
     cell_w = max(min_cell_w, round(_CHAR_W * max(len(c) for c in columns) * 0.45))
     left = round(_CHAR_W * max(len(r) for r in rows)) + 12
     top = round(_CHAR_W * max(len(c) for c in columns) * 0.72) + 14
-    width, height = left + cell_w * len(columns) + round(_CHAR_W * max(len(c) for c in columns) * 0.72), top + _CELL_H * len(rows) + 4
+    # A column's label, rotated, reaches about 0.72 of its length right of the column's middle.
+    right = max(cell_w * len(columns), *(cell_w * j + cell_w / 2 + _CHAR_W * len(c) * 0.72 for j, c in enumerate(columns)))
+    width, height = left + round(right) + 4, top + _CELL_H * len(rows) + 4
     parts = [f'<svg width="{width}" height="{height}" role="img" aria-label="{html.escape(label)}">']
     for j, column in enumerate(columns):
         x, y = left + cell_w * j + cell_w / 2, top - 6
@@ -337,13 +339,14 @@ def heat_map_svg(name: str, hm: dict) -> str:
 
 
 def value_heat_map_svg(vc: dict) -> str:
-    """The value heat map as inline SVG: kinds down, operands across, each cell hit/reachable,
-    green when every reachable coverpoint was hit, red as more were missed, grey where none is
-    reachable or the kind has no such operand."""
-    rows, columns, cells = value_grid(vc)
+    """The value heat map as inline SVG: operands down, kinds across (report.md's table turned, so
+    that its many operands fit a 1,400-pixel window), each cell hit/reachable, green when every
+    reachable coverpoint was hit, red as more were missed, grey where none is reachable or the kind
+    has no such operand."""
+    kinds, operands, cells = value_grid(vc)
 
-    def cell(i: int, row: str, j: int, column: str) -> tuple[str, str, str, str]:
-        found = cells.get((row, column))
+    def cell(i: int, operand: str, j: int, kind: str) -> tuple[str, str, str, str]:
+        found = cells.get((kind, operand))
         reachable = found["reachable"] if found else 0
         missed = reachable - found["hit"] if found else 0
         if missed:
@@ -353,12 +356,12 @@ def value_heat_map_svg(vc: dict) -> str:
         else:
             fill, ink = _NOT_IN_ISA, "#9aa1ab"
         text = f"{found['hit']}/{reachable}" if reachable else ""
-        tip = f"{row}, {column}: " + (f"{found['hit']} of {reachable} reachable coverpoints hit" if found else "no coverpoints")
+        tip = f"{kind}, {operand}: " + (f"{found['hit']} of {reachable} reachable coverpoints hit" if found else "no coverpoints")
         if found and found["not_reachable"]:
             tip += f", {found['not_reachable']} not reachable"
         return fill, ink, text, tip
 
-    return _grid_svg("values", "value coverage", rows, columns, 64, cell)
+    return _grid_svg("values", "value coverage", operands, kinds, 64, cell)
 
 
 def _value_section_html(s: dict) -> str:
@@ -481,14 +484,14 @@ def html_page(s: dict) -> str:
 {_html_skips(s)}
 <h2>Coverage heat maps</h2>
 <p class="note">Each cell counts the cases (programs) exercising it; f/n: f of its n cases failed or errored on some
-backend. Hover a cell for its row and column. The option and Hopper maps follow the failures.</p>
+backend. Hover a cell for its row and column. The option, Hopper and data-movement maps follow the failures.</p>
 {_legend_svg()}
 {missed}
 {maps["class"]}
 <h2>Failures (<span data-key="failures">{len(s["failures"])}</span>)</h2>
 {failures}
-<h2>Coverage per option and Hopper instruction</h2>
-<div class="maps">{maps["option"]}{maps["hopper"]}</div>
+<h2>Coverage per option, Hopper instruction and data-movement form</h2>
+<div class="maps">{"".join(maps[name] for name in HEAT_MAP_ORDER if name != "class")}</div>
 {_value_section_html(s)}
 </body></html>
 """
@@ -649,9 +652,6 @@ def probe_section_html(p: dict) -> str:
               '<p class="note">Each probe program\'s readings: the adopted one (the oracle\'s) and the alternatives; '
               "\"seen\" marks the alternatives whose prediction matches what the backend observed.</p>",
               _html_table(["program", "reading", "says", "predicts", "seen"], readings)]
-    if p.get("not_programs"):
-        parts.append("<p class='note'>Not expressible as a program: "
-                     + "; ".join(f"{html.escape(n)} ({html.escape(why)})" for n, why in p["not_programs"].items()) + "</p>")
     return "".join(parts)
 
 
