@@ -220,8 +220,8 @@ def test_cli_host_only_reports_stages_and_rates(tmp_path, capsys, monkeypatch):
 
     monkeypatch.setenv("TCGEN05_CACHE", str(tmp_path / "kernels"))
     report = tmp_path / "report.json"
-    argv = ["campaign", "--host-only", "--gpus", "2", "--programs", "16", "--data-sets", "4", "--jobs", "1", "--seed", "1",
-            "--json", str(report)]
+    argv = ["campaign", "--host-only", "--gpus", "2", "--count", "16", "--data-sets", "4", "--jobs", "1", "--seed", "1",
+            "--out", str(report)]
     assert main(argv) == 0
     written = json.loads(report.read_text())
     assert written["programs"] == 16 and len(written["gpus"]) == 2 and written["settings"]["launcher"] == "host-only"
@@ -307,7 +307,7 @@ def test_the_checker_with_another_reference_is_refused_in_one_line(tmp_path, cap
     from tcgen05_conformance.cli import main
 
     argv = ["campaign", "--numerics", "checker", "--reference", "tests.alternative_backends:ZcmaskFieldReading",
-            "--json", str(tmp_path / "r.json")]
+            "--out", str(tmp_path / "r.json")]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--numerics checker computes D from the oracle's operands: it needs --reference oracle" in err[0]

@@ -246,7 +246,7 @@ def test_gpu_draws_need_the_checker():
 def test_the_cli_refuses_gpu_draws_with_the_model_in_one_line(tmp_path, capsys):
     from tcgen05_conformance.cli import main
 
-    assert main(["campaign", "--draw", "gpu", "--numerics", "model", "--json", str(tmp_path / "r.json")]) == 2
+    assert main(["campaign", "--draw", "gpu", "--numerics", "model", "--out", str(tmp_path / "r.json")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--draw gpu checks D with the integer checker" in err[0]
 
@@ -329,7 +329,7 @@ def test_the_data_sets_and_the_sample_default_by_where_data_sets_are_drawn(draw,
 
     monkeypatch.setenv("TCGEN05_CACHE", str(tmp_path / "kernels"))
     report = tmp_path / "report.json"
-    argv = ["campaign", "--host-only", "--programs", "8", "--jobs", "1", "--draw", draw, "--json", str(report)]
+    argv = ["campaign", "--host-only", "--count", "8", "--jobs", "1", "--draw", draw, "--out", str(report)]
     assert main(argv) == 0
     settings = json.loads(report.read_text())["settings"]
     assert (settings["data_sets"], settings["cross_check_every"]) == want

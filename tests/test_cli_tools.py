@@ -28,7 +28,7 @@ SUBCOMMANDS = [["run"], ["replay"], ["export"], ["legality"], ["decode"], ["vect
                ["numerics", "sweep"],
                ["numerics", "catch-rates"], ["numerics", "probes"], ["probe"],
                ["campaign"], ["cache"], ["cache", "info"], ["cache", "clear"], ["cache", "fill"], ["report"], ["report", "merge"], ["bench"],
-               ["mutants"], ["fuzz"], ["lint"], ["import"], ["spellings"], ["lint-agreement"], ["peers"]]
+               ["mutants"], ["fuzz"], ["lint"], ["import"], ["spellings"], ["lint-agreement"], ["peers"], ["completion"]]
 SUBNORMAL_SAMPLES = ROOT / "reports" / "numerics" / "h100-subnormal-samples.npz"
 SUBNORMAL_FIT = ROOT / "reports" / "numerics" / "h100-subnormal-fit.json"
 
@@ -151,27 +151,27 @@ def _bad_usage_cases(tmp: Path) -> list[list[str]]:
     np.savez(no_inputs, **{"wgmma.f16.f32/silicon": np.zeros(3, np.float32)})
     return [
         ["campaign"],
-        ["campaign", "--json", report, "--programs", "0"],
-        ["campaign", "--json", report, "--programs", "1.5"],
-        ["campaign", "--json", report, "--programs", "many"],
-        ["campaign", "--json", report, "--programs", "1e10"],
-        ["campaign", "--json", report, "--programs", "nan"],
-        ["campaign", "--json", str(tmp)],
-        ["campaign", "--json", str(tmp / "missing" / "report.json")],
-        ["campaign", "--json", report, "--seed", "-1"],
-        ["campaign", "--json", report, "--seed", str(2**32)],
-        ["campaign", "--json", report, "--jobs", "0"],
-        ["campaign", "--json", report, "--cases", str(a_file)],
-        ["campaign", "--json", report, "--reference", "no such backend"],
-        ["campaign", "--json", report, "--reference", "sim:/nonexistent/simulator"],
-        ["campaign", "--json", report, "--gpus", "0"],
-        ["campaign", "--json", report, "--gpus", "some"],
-        ["campaign", "--json", report, "--data-sets", "0"],
-        ["campaign", "--json", report, "--timeout", "0"],
-        ["campaign", "--json", report, "--timeout", "nan"],
-        ["campaign", "--json", report, "--shard", "0/3"],
-        ["campaign", "--json", report, "--shard", "4/3"],
-        ["campaign", "--json", report, "--shard", "2"],
+        ["campaign", "--out", report, "--count", "0"],
+        ["campaign", "--out", report, "--count", "1.5"],
+        ["campaign", "--out", report, "--count", "many"],
+        ["campaign", "--out", report, "--count", "1e10"],
+        ["campaign", "--out", report, "--count", "nan"],
+        ["campaign", "--out", str(tmp)],
+        ["campaign", "--out", str(tmp / "missing" / "report.json")],
+        ["campaign", "--out", report, "--seed", "-1"],
+        ["campaign", "--out", report, "--seed", str(2**32)],
+        ["campaign", "--out", report, "--jobs", "0"],
+        ["campaign", "--out", report, "--out-cases", str(a_file)],
+        ["campaign", "--out", report, "--reference", "no such backend"],
+        ["campaign", "--out", report, "--reference", "sim:/nonexistent/simulator"],
+        ["campaign", "--out", report, "--gpus", "0"],
+        ["campaign", "--out", report, "--gpus", "some"],
+        ["campaign", "--out", report, "--data-sets", "0"],
+        ["campaign", "--out", report, "--timeout", "0"],
+        ["campaign", "--out", report, "--timeout", "nan"],
+        ["campaign", "--out", report, "--shard", "0/3"],
+        ["campaign", "--out", report, "--shard", "4/3"],
+        ["campaign", "--out", report, "--shard", "2"],
         ["cache"],
         ["cache", "trim"],
         ["report"],
@@ -179,17 +179,17 @@ def _bad_usage_cases(tmp: Path) -> list[list[str]]:
         ["report", "merge", str(a_file), "--out", str(tmp / "merged")],
         ["numerics"],
         ["numerics", "measure"],
-        ["numerics", "measure", "--json", report, "--count", "0"],
-        ["numerics", "measure", "--json", report, "--profile", "sm_99"],
-        ["numerics", "measure", "--json", report, "--only", "wgmma.f64"],
-        ["numerics", "measure", "--json", report, "--samples", str(tmp / "samples.txt")],
-        ["numerics", "measure", "--json", report, "--tiny", "-1"],
-        ["numerics", "measure", "--json", report, "--checker", "gpu", "--tiny", "3"],
-        ["numerics", "measure", "--json", report, "--checker", "cpu"],
-        ["numerics", "measure", "--json", report, "--cross-check", "0"],
-        ["numerics", "measure", "--json", report, "--markdown", str(tmp / "table.md")],
-        ["numerics", "measure", "--json", report, "--mixed-fp8", "--tcgen05", "sm_100a"],
-        ["numerics", "measure", "--json", report, "--mixed-fp8", "--only", "bf16"],
+        ["numerics", "measure", "--out", report, "--count", "0"],
+        ["numerics", "measure", "--out", report, "--profile", "sm_99"],
+        ["numerics", "measure", "--out", report, "--only", "wgmma.f64"],
+        ["numerics", "measure", "--out", report, "--out-samples", str(tmp / "samples.txt")],
+        ["numerics", "measure", "--out", report, "--tiny", "-1"],
+        ["numerics", "measure", "--out", report, "--checker", "gpu", "--tiny", "3"],
+        ["numerics", "measure", "--out", report, "--checker", "cpu"],
+        ["numerics", "measure", "--out", report, "--cross-check", "0"],
+        ["numerics", "measure", "--out", report, "--out-markdown", str(tmp / "table.md")],
+        ["numerics", "measure", "--out", report, "--mixed-fp8", "--tcgen05", "sm_100a"],
+        ["numerics", "measure", "--out", report, "--mixed-fp8", "--only", "bf16"],
         ["numerics", "fit", str(SUBNORMAL_SAMPLES)],
         ["numerics", "fit", "--profile", "sm_90a"],
         ["numerics", "fit", str(tmp / "missing"), "--profile", "sm_90a"],
@@ -202,7 +202,7 @@ def _bad_usage_cases(tmp: Path) -> list[list[str]]:
         ["numerics", "catch-rates", "f99:f32"],
         ["numerics", "catch-rates", "e2m1:f32", "--profile", "sm_90a"],
         ["numerics", "catch-rates", "--profile", "exact"],
-        ["numerics", "catch-rates", "--n", "0"],
+        ["numerics", "catch-rates", "--count", "0"],
         ["numerics", "probes", "--count", "3"],
         ["bench", "--batch", "0"],
         ["bench", "--batch", "1e8"],
@@ -224,7 +224,7 @@ def test_bad_usage_is_one_line_and_exit_2(tmp_path, capsys):
 
 # --- the GPU commands skip cleanly where they cannot run ---------------------------------------
 
-GPU_COMMANDS = [["campaign", "--programs", "3"], ["numerics", "measure", "--count", "1000", "--only", "wgmma.f16"]]
+GPU_COMMANDS = [["campaign", "--count", "3"], ["numerics", "measure", "--count", "1000", "--only", "wgmma.f16"]]
 
 
 def _fake_cuda_core(monkeypatch, device_class) -> None:
@@ -257,7 +257,7 @@ class _B200:
 
 def _skip_line(argv: list[str], tmp_path: Path, capsys) -> str:
     report = tmp_path / "report.json"
-    assert _status([*argv, "--json", str(report)]) == 5
+    assert _status([*argv, "--out", str(report)]) == 5
     captured = capsys.readouterr()
     assert captured.out == "" and not report.exists()
     err = captured.err.strip()
@@ -290,7 +290,7 @@ def test_gpu_commands_say_the_gpu_is_not_sm_90(argv, tmp_path, capsys, monkeypat
 def test_campaign_on_this_machine_skips_in_one_line(tmp_path):
     """The real thing, in a process of its own: no cuda-core here, so one line and status 5, no traceback."""
     report = tmp_path / "report.json"
-    done = subprocess.run([sys.executable, "-m", "tcgen05_conformance", "campaign", "--programs", "3", "--json", str(report)],
+    done = subprocess.run([sys.executable, "-m", "tcgen05_conformance", "campaign", "--count", "3", "--out", str(report)],
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 5 and done.stdout == "" and not report.exists()
     assert done.stderr.count("\n") == 1 and "cuda-core is not installed" in done.stderr
@@ -324,8 +324,8 @@ def test_campaign_finds_a_planted_difference_and_writes_its_report(tmp_path, cap
     report, cases = tmp_path / "report.json", tmp_path / "cases"
     # the default --numerics checker runs, in the stand-ins, on the CPU: it needs g++
     model = ["--numerics", "model"] if shutil.which("g++") is None else []
-    argv = ["campaign", "--programs", "6", "--seed", "5", "--jobs", "1", "--data-sets", "2", *model, "--json", str(report),
-            "--cases", str(cases)]
+    argv = ["campaign", "--count", "6", "--seed", "5", "--jobs", "1", "--data-sets", "2", *model, "--out", str(report),
+            "--out-cases", str(cases)]
     assert main(argv) == 1
     written = json.loads(report.read_text())
     assert written["command"] == "tcgen05-conformance " + " ".join(argv) and "CPUs" in written["machine"]
@@ -378,7 +378,7 @@ def test_numerics_measure_end_to_end_with_a_stand_in_gpu(tmp_path, capsys, monke
     monkeypatch.setattr(tool, "run_chunk", run_chunk)
     report, samples = tmp_path / "run.json", tmp_path / "samples.npz"
     argv = ["numerics", "measure", "--count", "1000", "--seed", "5", "--only", "wgmma.bf16.f32", "--jobs", "1",
-            "--json", str(report), "--samples", str(samples)]
+            "--out", str(report), "--out-samples", str(samples)]
     assert main(argv) == 0, capsys.readouterr().err
     written = json.loads(report.read_text())
     assert written["command"] == "tcgen05-conformance " + " ".join(argv) and written["mismatches"] == 0
@@ -412,7 +412,7 @@ def test_numerics_measure_mixed_fp8_and_fit_with_a_stand_in_gpu(tmp_path, capsys
     monkeypatch.setattr(tool, "run_chunk", lambda gpu, kernels, c, chunk, stages: _model_words(c, chunk))
     report, samples = tmp_path / "run.json", tmp_path / "samples.npz"
     argv = ["numerics", "measure", "--mixed-fp8", "--only", "mma.sync.e4m3xe5m2.f32", "--count", "1000", "--jobs", "1",
-            "--json", str(report), "--samples", str(samples)]
+            "--out", str(report), "--out-samples", str(samples)]
     assert main(argv) == 0, capsys.readouterr().err
     entry, = json.loads(report.read_text())["combinations"]
     assert (entry["id"], entry["input"], entry["b_input"], entry["profile"]) == (
@@ -501,13 +501,13 @@ def test_bench_with_a_tiny_batch(capsys):
 
 
 def test_catch_rates_and_probes(capsys):
-    assert main(["numerics", "catch-rates", "e4m3:f32", "--n", "100", "--json"]) == 0
+    assert main(["numerics", "catch-rates", "e4m3:f32", "--count", "100", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     rates = report["rates"]["e4m3:f32"]
     assert report["command"].startswith("tcgen05-conformance numerics catch-rates") and report["seed"] == 11
     assert all(0 <= r <= 1 for family in rates.values() for r in family.values())
     assert rates["c_entry"]["cancellation"] > 0  # the family built for that change exposes it
-    assert main(["numerics", "catch-rates", "e4m3:f32", "--n", "100"]) == 0
+    assert main(["numerics", "catch-rates", "e4m3:f32", "--count", "100"]) == 0
     assert "| **targeted** |" in capsys.readouterr().out
     assert main(["numerics", "probes", "--json"]) == 0
     probes = json.loads(capsys.readouterr().out)["probes"]

@@ -81,7 +81,7 @@ def test_exported_files_round_trip_against_the_oracle(tmp_path):
 
 
 def test_export_command_draws_the_programs_of_run(tmp_path, capsys):
-    assert main(["export", "--examples", "3", "--seed", "7", "--out", str(tmp_path)]) == 0
+    assert main(["export", "--count", "3", "--seed", "7", "--out", str(tmp_path)]) == 0
     index = json.loads((tmp_path / "index.json").read_text())
     assert [c["case_id"] for c in index["cases"]] == [p.case_id for p in generate_programs(3, 7)]
     assert index["seed"] == 7 and index["examples"] == 3 and index["reference"] == "oracle" and index["profile"] is None
@@ -122,7 +122,7 @@ def test_the_state_layout_follows_from_the_program_and_fits_the_oracles_states()
 def test_export_to_a_file_is_one_line_exit_2(tmp_path, capsys):
     target = tmp_path / "taken"
     target.write_text("")
-    assert main(["export", "--examples", "1", "--out", str(target)]) == 2
+    assert main(["export", "--count", "1", "--out", str(target)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "is not a directory" in err
 

@@ -13,6 +13,8 @@ import pytest
 
 from tcgen05_conformance.cli import main
 from tcgen05_conformance.cli.common import EXIT_FAILED, EXIT_NOTHING_RAN, EXIT_OK, EXIT_USAGE
+from tcgen05_conformance.core.legality.check import check
+from tcgen05_conformance.core.legality.undefined import undefined_behaviour
 from tcgen05_conformance.harness.diff import diff_states
 from tcgen05_conformance.harness.judge import profile_for
 from tcgen05_conformance.assumptions import probe
@@ -23,7 +25,7 @@ from tests.test_probes import ASSUMPTIONS, LINK, table
 
 
 def probe_json(tmp_path, backend: str, *extra: str) -> tuple[int, dict]:
-    status = main(["probe", "--backend", backend, "--report-dir", str(tmp_path), *extra])
+    status = main(["probe", "--backend", backend, "--out", str(tmp_path), *extra])
     return status, json.loads((tmp_path / "probe.json").read_text())
 
 
@@ -48,10 +50,11 @@ def test_every_computed_alternative_differs_from_the_adopted_prediction():
                 assert diff_states(pp.program, base, p.state).mismatched, (pp.name, p.reading.name)
 
 
-def test_numeric_probe_programs_compute_the_recorded_hypothesis_in_d_lane_0():
-    programs, not_programs = probe.numeric_programs()
+def test_numeric_probe_programs_compute_the_adopted_hypothesis_in_d_lane_0():
+    programs = probe.numeric_programs()
     vectors = {v.name: v for v in numeric_probes.PROBES}
-    assert len(programs) + len(not_programs) == len(vectors) and not_programs
+    assert len(programs) == len(vectors)
+    assert {v.kind for v in vectors.values()} >= {"mxf4", "mxf8f6f4"}  # block-scaled probes are programs too
     for pp in programs:
         vector = vectors[pp.name.split(".", 1)[1]]
         word = int(run(pp.program, profile_for(pp.program)).tmem[0, 0, 0])
@@ -60,6 +63,19 @@ def test_numeric_probe_programs_compute_the_recorded_hypothesis_in_d_lane_0():
         others = run(pp.program, profile_for(pp.program)).tmem[0, :, :16].copy()
         others[0, 0] = 0
         assert not others.any(), pp.name  # only D[0][0] holds a product
+
+
+def test_numeric_probe_programs_are_legal_tcgen05_forms():
+    """Every numeric probe is a legal, defined program (the legality model the ptxas backend is
+    judged against); the block-gap ladder covers 2**-20 to 2**-40 with the small value in either block
+    and separates the readings."""
+    for pp in probe.numeric_programs():
+        assert not [r for op in pp.program.ops for r in check(op, pp.program.target)], pp.name
+        assert not undefined_behaviour(pp.program), pp.name
+    ladder = [v for v in numeric_probes.PROBES if v.name.startswith("mxf4-gap-")]
+    assert {v.name for v in ladder} == {f"mxf4-gap-{g}-block{b}" for g in range(20, 41, 2) for b in (1, 2)}
+    tcgen05 = {v.name: numeric_probes.predictions(v) for v in ladder}
+    assert {p["tcgen05"] == p["recorded"] for p in tcgen05.values()} == {True, False}
 
 
 def test_the_oracle_confirms_every_assumption(oracle_report):
@@ -106,8 +122,8 @@ def test_a_device_faulting_on_illegal_forms_refutes_the_readings_that_run_them(t
 
 def test_write_ledger_changes_only_the_verdict_cells_of_assumptions_that_ran(tmp_path):
     ledger = tmp_path / "assumptions.md"
-    assert main(["probe", "--backend", "tests.alternative_backends:ZcmaskFieldReading", "--report-dir", str(tmp_path),
-                 "--write-ledger", str(ledger)]) == EXIT_FAILED
+    assert main(["probe", "--backend", "tests.alternative_backends:ZcmaskFieldReading", "--out", str(tmp_path),
+                 "--out-ledger", str(ledger)]) == EXIT_FAILED
     before = ASSUMPTIONS.read_text(encoding="utf-8").splitlines()
     after = ledger.read_text(encoding="utf-8").splitlines()
     assert len(before) == len(after)
@@ -136,7 +152,7 @@ def test_gpu_backends_without_their_gpu_are_not_runnable_here_with_the_reason(tm
 
 
 def test_the_json_option_prints_the_report(tmp_path, capsys):
-    assert main(["probe", "--backend", "oracle", "--report-dir", str(tmp_path), "--json"]) == EXIT_OK
+    assert main(["probe", "--backend", "oracle", "--out", str(tmp_path), "--json"]) == EXIT_OK
     printed = json.loads(capsys.readouterr().out)
     assert printed["assumptions"] == json.loads((tmp_path / "probe.json").read_text())["assumptions"]
     assert printed["command"].startswith("tcgen05-conformance probe --backend oracle")
@@ -182,11 +198,11 @@ def test_a_report_dir_in_use_is_refused_before_any_probe_runs(tmp_path, capsys, 
     monkeypatch.setattr(probe, "run_probes", no_probe)
     held = ReportDir(str(tmp_path))
     try:
-        assert main(["probe", "--backend", "oracle", "--report-dir", str(tmp_path)]) == EXIT_USAGE
+        assert main(["probe", "--backend", "oracle", "--out", str(tmp_path)]) == EXIT_USAGE
     finally:
         held.close()
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "--report-dir" in err[0] and "in use by another run" in err[0]
+    assert len(err) == 1 and "--out" in err[0] and "in use by another run" in err[0]
 
 
 def test_reports_and_the_ledger_are_replaced_not_written_through(tmp_path):
@@ -198,7 +214,7 @@ def test_reports_and_the_ledger_are_replaced_not_written_through(tmp_path):
     reports.mkdir()
     (reports / "probe.json").symlink_to(outside)
     ledger = tmp_path / "ledger.md"
-    assert main(["probe", "--backend", "oracle", "--report-dir", str(reports), "--write-ledger", str(ledger)]) == EXIT_OK
+    assert main(["probe", "--backend", "oracle", "--out", str(reports), "--out-ledger", str(ledger)]) == EXIT_OK
     assert outside.read_text() == "untouched" and not (reports / "probe.json").is_symlink()
     assert json.loads((reports / "probe.json").read_text())["backend"] == "oracle"
     assert ledger.read_text().startswith("# ") and sorted(p.name for p in tmp_path.iterdir()) == ["ledger.md", "outside.json", "reports"]

@@ -113,7 +113,7 @@ def failing_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("failing-run")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PERTURBED_KINDS", "tf32")
-        status = main(["run", "--backend", PERTURBED, "--backend", "oracle", "--examples", "20", "--report-dir", str(out)])
+        status = main(["run", "--backend", PERTURBED, "--backend", "oracle", "--count", "20", "--out", str(out)])
     return status, out, json.loads((out / "summary.json").read_text())
 
 
@@ -323,8 +323,8 @@ def _planted_run(tmp_path, monkeypatch, verdicts: dict[int, str], examples: int,
     programs = generate_programs(examples, 0)
     monkeypatch.setenv("PLANTED_VERDICTS", " ".join(f"{programs[k].case_id}={label}" for k, label in verdicts.items()))
     out = tmp_path / "out"
-    status = main(["run", "--backend", PLANTED, "--reference", PLANTED_REFERENCE, "--examples", str(examples),
-                   "--report-dir", str(out), *extra])
+    status = main(["run", "--backend", PLANTED, "--reference", PLANTED_REFERENCE, "--count", str(examples),
+                   "--out", str(out), *extra])
     return status, json.loads((out / "summary.json").read_text()), out
 
 
@@ -408,9 +408,9 @@ def test_an_unusable_report_dir_is_refused_before_any_program_is_drawn(tmp_path,
         (target / "cases").symlink_to(tmp_path)
     drawn = []
     monkeypatch.setattr("tcgen05_conformance.harness.runner.generate_programs", lambda *a, **k: drawn.append(a) or [])
-    assert main(["run", "--backend", "oracle", "--examples", "2", "--report-dir", str(target)]) == 2
+    assert main(["run", "--backend", "oracle", "--count", "2", "--out", str(target)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"tcgen05-conformance: error: --report-dir: report directory {target}") and message in err
+    assert err.startswith(f"tcgen05-conformance: error: --out: report directory {target}") and message in err
     assert err.count("\n") == 1 and not drawn
 
 
@@ -419,11 +419,11 @@ def test_a_report_dir_in_use_by_another_run_is_refused(tmp_path, capsys):
 
     held = ReportDir(str(tmp_path))
     try:
-        assert main(["run", "--backend", "oracle", "--examples", "1", "--report-dir", str(tmp_path)]) == 2
+        assert main(["run", "--backend", "oracle", "--count", "1", "--out", str(tmp_path)]) == 2
     finally:
         held.close()
-    assert capsys.readouterr().err == f"tcgen05-conformance: error: --report-dir: report directory {tmp_path} is in use by another run\n"
-    assert main(["run", "--backend", "oracle", "--examples", "1", "--report-dir", str(tmp_path)]) == 0
+    assert capsys.readouterr().err == f"tcgen05-conformance: error: --out: report directory {tmp_path} is in use by another run\n"
+    assert main(["run", "--backend", "oracle", "--count", "1", "--out", str(tmp_path)]) == 0
 
 
 def test_reports_replace_a_symlink_instead_of_writing_through_it(tmp_path):
@@ -432,7 +432,7 @@ def test_reports_replace_a_symlink_instead_of_writing_through_it(tmp_path):
     reports = tmp_path / "reports"
     reports.mkdir()
     (reports / "summary.json").symlink_to(outside)
-    assert main(["run", "--backend", "oracle", "--examples", "1", "--report-dir", str(reports)]) == 0
+    assert main(["run", "--backend", "oracle", "--count", "1", "--out", str(reports)]) == 0
     assert outside.read_text() == "keep me"
     assert not (reports / "summary.json").is_symlink() and json.loads((reports / "summary.json").read_text())["cases"] == 1
     assert not [p for p in reports.iterdir() if p.name.endswith(".tmp")]
@@ -450,7 +450,7 @@ def test_reports_that_cannot_be_written_at_the_end_go_to_a_fallback_folder(tmp_p
         return write(self, name, text)
 
     monkeypatch.setattr(report.ReportDir, "write", full_disk)
-    assert main(["run", "--backend", "oracle", "--examples", "1", "--report-dir", reports]) == 0
+    assert main(["run", "--backend", "oracle", "--count", "1", "--out", reports]) == 0
     err = capsys.readouterr().err
     assert err.startswith(f"tcgen05-conformance: error: cannot write the reports to {reports} (No space left on device): "
                           "writing them to ")
@@ -477,13 +477,13 @@ def test_export_checks_its_out_folder_before_drawing(tmp_path, monkeypatch, caps
     (tmp_path / "file").write_text("")
     drawn = []
     monkeypatch.setattr("tcgen05_conformance.harness.runner.generate_programs", lambda *a, **k: drawn.append(a) or [])
-    assert main(["export", "--examples", "2", "--out", str(tmp_path / "file" / "vectors")]) == 2
+    assert main(["export", "--count", "2", "--out", str(tmp_path / "file" / "vectors")]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"tcgen05-conformance: error: --out {tmp_path / 'file' / 'vectors'}: cannot create it") and not drawn
 
 
 def test_a_resumed_run_says_why_it_draws_the_programs_again(tmp_path, capsys):
-    argv = ["run", "--backend", "oracle", "--examples", "2", "--journal", str(tmp_path / "j"), "--report-dir", str(tmp_path)]
+    argv = ["run", "--backend", "oracle", "--count", "2", "--journal", str(tmp_path / "j"), "--out", str(tmp_path)]
     assert main(argv) == 0
     capsys.readouterr()
     assert main(argv) == 0

@@ -16,7 +16,7 @@ import tempfile
 import traceback
 
 from tcgen05_conformance.cli import (
-    bench, cache, campaign, decode, fuzz, legality, mutants, numerics, peers, probe, ptx, report, runs, vectors,
+    bench, cache, campaign, completion, decode, fuzz, legality, mutants, numerics, peers, probe, ptx, report, runs, vectors,
 )
 from tcgen05_conformance.cli.common import (
     EXIT_INTERNAL,
@@ -30,7 +30,8 @@ from tcgen05_conformance.cli.common import (
 )
 from tcgen05_conformance.core.inputs import printable
 
-SUBCOMMANDS = (runs, report, legality, decode, ptx, vectors, numerics, probe, campaign, cache, bench, mutants, fuzz, peers)
+SUBCOMMANDS = (runs, report, legality, decode, ptx, vectors, numerics, probe, campaign, cache, bench, mutants, fuzz, peers,
+               completion)
 
 
 def version_line() -> str:

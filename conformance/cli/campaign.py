@@ -9,9 +9,9 @@ import shutil
 import sys
 
 from tcgen05_conformance.cli.common import (
-    EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, GPU_EXIT_STATUSES, JOBS_LIMIT, PROFILE_FILE_HELP, NothingRan, UsageError, backend_spec,
-    command_line, count, gpus, hopper_gpu_or_skip, machine, output_file, output_folder, profile_spec, seconds, seed, shard,
-    visible_gpus, write_json,
+    EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, GPU_EXIT_STATUSES, JOBS_LIMIT, PROFILE_FILE_HELP, JsonSwitch, NothingRan, UsageError,
+    backend_spec, command_line, count, deprecated_spelling, gpus, hopper_gpu_or_skip, machine, output_file, output_folder,
+    profile_spec, require_out, seconds, seed, shard, visible_gpus, write_report,
 )
 from tcgen05_conformance.harness.backends.registry import DEFAULT_REFERENCE
 
@@ -37,8 +37,9 @@ def add(sub) -> None:
                     "GPU) and judge D bit for bit as run does. Needs cuda-core and sm_90 GPUs (H100, H200), except with "
                     "--host-only.",
         epilog=GPU_EXIT_STATUSES)
-    cam.add_argument("--programs", type=count(1, PROGRAM_LIMIT, "program count"), default=100_000, metavar="N",
-                     help="programs to run, e.g. 180000 or 1.8e5 (default 1e5)")
+    deprecated_spelling(cam, "--programs", cam.add_argument(
+        "--count", dest="programs", type=count(1, PROGRAM_LIMIT, "program count"), default=100_000, metavar="N",
+        help="programs to run, e.g. 180000 or 1.8e5 (default 1e5; before 1.0 --programs)"))
     cam.add_argument("--seed", type=seed, default=0, help="generation seed (default 0)")
     cam.add_argument("--jobs", type=count(1, JOBS_LIMIT, "worker count"), default=os.cpu_count() or 1, metavar="N",
                      help="producer processes drawing programs, computing expected states and assembling kernels "
@@ -89,11 +90,13 @@ def add(sub) -> None:
     cam.add_argument("--shard", type=shard, default=(1, 1), metavar="I/N",
                      help="run shard I of N: the chunks c with c mod N = I - 1 (the shards of a seed divide its "
                           "programs; default 1/1)")
-    cam.add_argument("--json", required=True, type=output_file, metavar="FILE",
-                     help="write the report here (GPUs, command, programs, inner products per format, mismatches, "
-                          "time per stage, throughput)")
-    cam.add_argument("--cases", type=output_folder, metavar="DIR",
-                     help="write each failing program here as <case id>.json, for replay")
+    cam.add_argument("--out", type=output_file, metavar="FILE",
+                     help="write the report here, required (GPUs, command, programs, inner products per format, "
+                          "mismatches, time per stage, throughput; before 1.0 --json FILE)")
+    cam.add_argument("--json", action=JsonSwitch, help="also print the report as JSON on stdout")
+    deprecated_spelling(cam, "--cases", cam.add_argument(
+        "--out-cases", dest="cases", type=output_folder, metavar="DIR",
+        help="write each failing program here as <case id>.json, for replay (before 1.0 --cases)"))
     cam.set_defaults(func=cmd_campaign)
 
 
@@ -126,6 +129,7 @@ def draw_for(args: argparse.Namespace, numerics: str) -> str:
 
 
 def cmd_campaign(args: argparse.Namespace) -> int:
+    require_out(args)
     numerics = numerics_for(args)  # bad usage is said before the GPU is looked for
     draw = draw_for(args, numerics)
     if not args.host_only:
@@ -150,14 +154,14 @@ def cmd_campaign(args: argparse.Namespace) -> int:
         return EXIT_INTERNAL
     report["command"] = command_line(args)
     report["machine"] = machine()
-    write_json(args.json, report)
+    write_report(args, report)
     print(tool.stage_table(report), file=sys.stderr)
     t = report["throughput"]
     gpu_side = (f", {t['programs_per_s_gpu']} on the GPUs, {t['end_to_end_over_gpu']} of it" if t["programs_per_s_gpu"]
                 else "; no GPU time")
     print(f"{report['programs']} programs, {report['inner_products_total']} inner products, {report['mismatches']} "
           f"mismatched, {report['errors']} errors, {report['seconds']} s ({t['programs_per_s_end_to_end']} programs/s end "
-          f"to end{gpu_side}); report: {args.json}", file=sys.stderr)
+          f"to end{gpu_side}); report: {args.out}", file=sys.stderr)
     cache = report["kernel_cache"]
     if cache["assembled"] and not args.no_cache:
         print(f"campaign: {cache['assembled']:,} kernel forms were assembled during the run ({cache['assemble_seconds']:.0f} s "

@@ -12,6 +12,7 @@ import math
 import os
 import platform
 import shlex
+import sys
 from typing import Any, Callable, NoReturn
 
 from tcgen05_conformance.core.inputs import MAX_EXAMPLES, MAX_SEED, MAX_TIMEOUT_S, printable
@@ -47,6 +48,51 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: error: {printable(' '.join(message.split()))}\n")
+
+
+DEPRECATION = "the old spelling goes in the release after 1.0 (docs/cli.md)"
+
+
+class DeprecatedSpelling(argparse.Action):
+    """An option's spelling before the conventions of docs/cli.md, kept for one release: it does what
+    the new spelling does, and says so in one line on stderr."""
+
+    def __init__(self, option_strings: list[str], dest: str, replacement: argparse.Action, **kwargs: Any):
+        super().__init__(option_strings, dest, **kwargs)
+        self.replacement = replacement
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        print(f"{PROG}: warning: {option_string} is deprecated, use {self.replacement.option_strings[0]}; {DEPRECATION}",
+              file=sys.stderr)
+        self.replacement(parser, namespace, values, option_string)
+
+
+def deprecated_spelling(parser: argparse.ArgumentParser, old: str, new: argparse.Action) -> None:
+    """Accept `old` as a hidden spelling of the option `new` (the action add_argument returned)."""
+    parser.add_argument(old, action=DeprecatedSpelling, replacement=new, dest=new.dest, nargs=new.nargs, type=new.type,
+                        choices=new.choices, metavar=new.metavar, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+
+class JsonSwitch(argparse.Action):
+    """`--json`, the switch that prints a command's report as JSON on stdout, in a command where it
+    took a FILE before the conventions of docs/cli.md: `--json FILE` still writes the report to
+    FILE, as `--out FILE` does, saying in one line on stderr that this spelling is deprecated."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any):
+        super().__init__(option_strings, dest, nargs="?", const=True, default=False, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        if values is True:
+            namespace.json = True
+            return
+        try:
+            namespace.out = output_file(values)
+        except argparse.ArgumentTypeError as e:
+            raise argparse.ArgumentError(self, str(e)) from None
+        print(f"{PROG}: warning: --json FILE is deprecated, use --out FILE (--json alone prints the report as JSON); "
+              f"{DEPRECATION}", file=sys.stderr)
 
 
 def backend_spec(text: str) -> str:
@@ -85,6 +131,14 @@ def profile_spec(text: str) -> str:
     return text
 
 
+def coverage_missed_line(values: dict) -> str:
+    """The last line of a run (or merge) that every case passed but --require-coverage fails: why the
+    exit status is not 0, since the line before it says that no case failed."""
+    missed = len(values["missed"])
+    return (f"exit status {EXIT_COVERAGE_MISSED}: --require-coverage, and {missed} reachable value "
+            f"coverpoint{'s were' if missed != 1 else ' was'} missed")
+
+
 def command_line(args: argparse.Namespace) -> str:
     """The command as given, as reports record it (quoted so that it can be run again)."""
     return shlex.join([PROG, *args.argv])
@@ -103,6 +157,20 @@ def write_json(path: str, data: object) -> None:
     with open(path, "w", encoding="utf-8") as f:
         json.dump(data, f, indent=1)
         f.write("\n")
+
+
+def require_out(args: argparse.Namespace) -> None:
+    """A command whose report is its product (hours of GPU time) refuses to start without --out FILE."""
+    if not args.out:
+        raise UsageError("give --out FILE, where the report goes (--json also prints it)")
+
+
+def write_report(args: argparse.Namespace, report: dict) -> None:
+    """The report to --out FILE when given, and as JSON on stdout with --json."""
+    if args.out:
+        write_json(args.out, report)
+    if args.json:
+        print_json(report)
 
 
 # --- argument types: each raises argparse.ArgumentTypeError, which Parser reports in one line -------

@@ -25,13 +25,14 @@ def _word(text: str) -> int:
 def add(sub) -> None:
     dec = sub.add_parser("decode", help="explain an instruction descriptor, shared-memory descriptor, "
                                         "zero-column mask or TMEM address")
-    dec.add_argument("what", choices=("idesc", "sdesc", "zcmask", "taddr"))
+    dec.add_argument("what", choices=("idesc", "sdesc", "zcmask", "taddr"),
+                     help="the word's kind: instruction descriptor, shared-memory descriptor, zero-column mask or TMEM address")
     dec.add_argument("value", help="the word, e.g. 0x08200490")
     dec.add_argument("--kind", default="f16", choices=KINDS, help="MMA kind of an idesc (default f16)")
     dec.add_argument("--variant", default="tcgen05", choices=sdesc.VARIANTS, help="sdesc layout (default tcgen05)")
     dec.add_argument("--m", type=int, choices=ZCMASK_M, help="M of the .ws MMA, to generate a zero-column mask")
     dec.add_argument("--n", type=int, choices=ZCMASK_N, help="N of the .ws MMA, to generate a zero-column mask")
-    dec.add_argument("--json", action="store_true")
+    dec.add_argument("--json", action="store_true", help="print the fields and the decoded value as JSON")
     dec.set_defaults(func=cmd_decode)
 
 

@@ -9,7 +9,8 @@ import os
 from pathlib import Path
 
 from tcgen05_conformance.cli.common import (
-    EXIT_FAILED, EXIT_OK, PROFILE_FILE_HELP, command_line, count, machine, output_folder, print_json, profile_spec, seed, seconds,
+    EXIT_FAILED, EXIT_OK, PROFILE_FILE_HELP, command_line, count, deprecated_spelling, machine, output_folder, print_json,
+    profile_spec, seed, seconds,
     write_json,
 )
 
@@ -19,8 +20,9 @@ INPUT_LIMIT = 10**7
 def add(sub) -> None:
     fz = sub.add_parser("fuzz", help="malformed program files and damaged vector folders through the readers, with Hypothesis: "
                                      "how many are accepted, refused on one line, end in a traceback or hang")
-    fz.add_argument("--examples", type=count(1, INPUT_LIMIT, "input count"), default=10_000, metavar="N",
-                    help="inputs per reader (default 10000)")
+    deprecated_spelling(fz, "--examples", fz.add_argument(
+        "--count", dest="examples", type=count(1, INPUT_LIMIT, "input count"), default=10_000, metavar="N",
+        help="inputs per reader (default 10000; before 1.0 --examples)"))
     fz.add_argument("--seed", type=seed, default=0, help="Hypothesis seed, and the seed of the programs mutated (default 0)")
     fz.add_argument("--corpus", type=count(0, 100_000, "program count"), default=120, metavar="N",
                     help="programs of run to mutate, beside the probes (default 120)")

@@ -6,14 +6,16 @@ import argparse
 import sys
 from dataclasses import asdict
 
-from tcgen05_conformance.cli.common import EXIT_FAILED, EXIT_OK, command_line, examples, print_json, seed
+from tcgen05_conformance.cli.common import EXIT_FAILED, EXIT_OK, command_line, deprecated_spelling, examples, print_json, seed
 from tcgen05_conformance.core.isa.targets import TARGETS
 
 
 def add(sub) -> None:
     leg = sub.add_parser("legality", help="the legality model against the assembler")
-    leg.add_argument("--examples", type=examples, default=2000, help="instructions, half legal, half illegal (default 2000)")
-    leg.add_argument("--arch", default="sm_100a", choices=tuple(TARGETS))
+    deprecated_spelling(leg, "--examples", leg.add_argument(
+        "--count", dest="examples", type=examples, default=2000, metavar="N",
+        help="instructions, half legal, half illegal (default 2000; before 1.0 --examples)"))
+    leg.add_argument("--arch", default="sm_100a", choices=tuple(TARGETS), help="the target drawn for (default sm_100a)")
     leg.add_argument("--seed", type=seed, default=0, help="generation seed (default 0)")
     leg.add_argument("--json", action="store_true", help="print the report as JSON")
     leg.set_defaults(func=cmd_legality)

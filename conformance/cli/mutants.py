@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import difflib
 
-from tcgen05_conformance.cli.common import EXIT_FAILED, EXIT_OK, UsageError, command_line, examples, print_json, seed
+from tcgen05_conformance.cli.common import (
+    EXIT_FAILED, EXIT_OK, UsageError, command_line, deprecated_spelling, examples, print_json, seed,
+)
 
 
 def add(sub) -> None:
@@ -13,7 +15,9 @@ def add(sub) -> None:
                                          "suite catches (docs/mutants.md)")
     mut.add_argument("--json", action="store_true", help="print the report as JSON")
     mut.add_argument("--only", action="append", metavar="NAME", help="try this mutant only (repeatable; default: all)")
-    mut.add_argument("--examples", type=examples, default=200, help="programs of the default run in the suite (default 200)")
+    deprecated_spelling(mut, "--examples", mut.add_argument(
+        "--count", dest="examples", type=examples, default=200, metavar="N",
+        help="programs of the default run in the suite (default 200; before 1.0 --examples)"))
     mut.add_argument("--seed", type=seed, default=0, help="generation seed of those programs and the numeric cases (default 0)")
     mut.set_defaults(func=cmd_mutants)
 

@@ -14,8 +14,8 @@ from collections.abc import Callable
 
 from tcgen05_conformance.cli.common import (
     EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_STATUSES, GPU_EXIT_STATUSES, JOBS_LIMIT, PROFILE_FILE_HELP, NothingRan, UsageError,
-    backend_spec, command_line, count, hopper_gpu_or_skip, machine, output_file, output_folder, print_json, profile_spec, seed,
-    write_json,
+    JsonSwitch, backend_spec, command_line, count, deprecated_spelling, hopper_gpu_or_skip, machine, output_file, output_folder,
+    print_json, profile_spec, require_out, seed, write_json, write_report,
 )
 from tcgen05_conformance.oracles.numerics.profiles import PARAMETERS as DATAPATH_PARAMETERS
 
@@ -57,12 +57,14 @@ def add_measure(sub) -> None:
                           "default: all)")
     mea.add_argument("--jobs", type=count(1, JOBS_LIMIT, "worker count"), default=os.cpu_count() or 1, metavar="N",
                      help="worker processes drawing, packing and comparing (default: every core)")
-    mea.add_argument("--json", required=True, type=output_file, metavar="FILE",
-                     help="write the report here (per combination: inner products, mismatches per input family, seconds, "
-                          "and with --checker host the time of every stage: draw, pack, copy in, launch, read back, "
-                          "unpack, model, compare; also printed in all)")
-    mea.add_argument("--samples", type=output_file, metavar="FILE",
-                     help="write kept vectors with their silicon and model results here (.npz), for numerics fit")
+    mea.add_argument("--out", type=output_file, metavar="FILE",
+                     help="write the report here, required (per combination: inner products, mismatches per input family, "
+                          "seconds, and with --checker host the time of every stage: draw, pack, copy in, launch, read "
+                          "back, unpack, model, compare; also printed in all; before 1.0 --json FILE)")
+    mea.add_argument("--json", action=JsonSwitch, help="also print the report as JSON on stdout")
+    deprecated_spelling(mea, "--samples", mea.add_argument(
+        "--out-samples", dest="samples", type=output_file, metavar="FILE",
+        help="write kept vectors with their silicon and model results here (.npz), for numerics fit (before 1.0 --samples)"))
     mea.add_argument("--tiny", type=count(0, 10**7, "count"), default=0, metavar="N",
                      help="also keep up to N vectors per combination whose silicon result is subnormal (default 0)")
     mea.add_argument("--checker", choices=("host", "gpu"), default="host",
@@ -73,8 +75,9 @@ def add_measure(sub) -> None:
                      help="--checker gpu: inner products per combination (whole tiles, at most --count) whose "
                           "checker values are compared with the Python model; any difference stops the run "
                           "(default 1e6)")
-    mea.add_argument("--markdown", type=output_file, metavar="FILE",
-                     help="--checker gpu: also write the per-combination table here (Markdown)")
+    deprecated_spelling(mea, "--markdown", mea.add_argument(
+        "--out-markdown", dest="markdown", type=output_file, metavar="FILE",
+        help="--checker gpu: also write the per-combination table here (Markdown; before 1.0 --markdown)"))
     mea.add_argument("--tcgen05", choices=("sm_100a", "sm_103a"), metavar="TARGET",
                      help="measure the tcgen05 forms of TARGET (sm_100a on a B200, sm_103a on a B300: every kind, format, "
                           "scale format and scale_vec) instead of Hopper's; --profile then defaults to sm_100a")
@@ -96,12 +99,13 @@ def cmd_measure(args: argparse.Namespace) -> int:
     for text in args.only:
         if not select([text], pool):
             raise UsageError(f"--only {text!r} matches no combination (ids look like {pool[0].id}, {pool[-1].id})")
+    require_out(args)
     if args.samples and not args.samples.endswith(".npz"):
-        raise UsageError(f"--samples {args.samples}: the samples file is written as .npz; name it so")
+        raise UsageError(f"--out-samples {args.samples}: the samples file is written as .npz; name it so")
     if args.checker == "gpu" and (args.samples or args.tiny):
-        raise UsageError("--samples and --tiny keep host-drawn vectors: use them with --checker host")
+        raise UsageError("--out-samples and --tiny keep host-drawn vectors: use them with --checker host")
     if args.checker == "host" and args.markdown:
-        raise UsageError("--markdown writes the table of --checker gpu")
+        raise UsageError("--out-markdown writes the table of --checker gpu")
     if args.checker == "gpu" and args.tcgen05:
         raise UsageError("--checker gpu checks the Hopper combinations; measure tcgen05 forms with --checker host")
     profile = args.profile or ("sm_100a" if args.tcgen05 else "sm_90a")
@@ -112,13 +116,13 @@ def cmd_measure(args: argparse.Namespace) -> int:
     report, samples = measure(gpu, chosen, args.count, args.seed, profile, args.jobs, tiny=args.tiny)
     report["command"] = command_line(args)
     report["machine"] = machine()
-    write_json(args.json, report)
+    write_report(args, report)
     if args.samples:
         import numpy as np
 
         np.savez_compressed(args.samples, **samples)
     print(stage_table(report), file=sys.stderr)
-    print(f"{len(chosen)} combinations, {report['mismatches']} mismatches, {report['seconds']} s; report: {args.json}",
+    print(f"{len(chosen)} combinations, {report['mismatches']} mismatches, {report['seconds']} s; report: {args.out}",
           file=sys.stderr)
     return EXIT_OK if report["mismatches"] == 0 else EXIT_FAILED
 
@@ -143,18 +147,18 @@ def _measure_on_gpu(args: argparse.Namespace, gpu, chosen, profile: str) -> int:
 
     report = _on_gpu_checker("numerics measure", "numerics measure --checker gpu", lambda: check(
         gpu, chosen, args.count, args.seed, profile, args.jobs, args.cross_check,
-        progress=lambda partial: write_json(args.json, {**partial, "complete": False})))
+        progress=lambda partial: write_json(args.out, {**partial, "complete": False})))
     if report is None:
         return EXIT_INTERNAL
     report["command"] = command_line(args)
     report["machine"] = machine()
     report["complete"] = True
-    write_json(args.json, report)
+    write_report(args, report)
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write(markdown(report))
     print(f"{len(chosen)} combinations, {sum(e['checked'] for e in report['combinations'])} inner products checked, "
-          f"{report['mismatches']} mismatches, {report['seconds']} s; report: {args.json}", file=sys.stderr)
+          f"{report['mismatches']} mismatches, {report['seconds']} s; report: {args.out}", file=sys.stderr)
     return EXIT_OK if report["mismatches"] == 0 and report["unchecked"] == 0 else EXIT_FAILED
 
 
@@ -279,11 +283,13 @@ def add_agree(sub) -> None:
                           "computes with")
     agr.add_argument("--recorded", action="append", default=[], metavar="DIR",
                      help="a folder of recorded vectors (GPU or format folder) replayed through the backend (repeatable)")
-    agr.add_argument("--vectors", type=count(0, 10**7, "count"), default=1000, metavar="N",
-                     help="discriminating vectors per pair (default 1000)")
+    deprecated_spelling(agr, "--vectors", agr.add_argument(
+        "--count", dest="vectors", type=count(0, 10**7, "count"), default=1000, metavar="N",
+        help="discriminating vectors per pair (default 1000; before 1.0 --vectors)"))
     agr.add_argument("--formats", metavar="F,F", help="only these input formats (default: every one the backend runs)")
     agr.add_argument("--seed", type=seed, default=0, help="seed of the discriminating vectors (default 0)")
-    agr.add_argument("--json", type=output_file, metavar="FILE", help="also write the report here (JSON)")
+    agr.add_argument("--out", type=output_file, metavar="FILE", help="also write the report here (JSON; before 1.0 --json FILE)")
+    agr.add_argument("--json", action=JsonSwitch, help="print the report as JSON on stdout instead of the table")
     agr.set_defaults(func=cmd_agree)
 
 
@@ -310,8 +316,9 @@ def cmd_agree(args: argparse.Namespace) -> int:
         if hasattr(source, "close"):
             source.close()
     report["command"] = command_line(args)
+    write_report(args, report)
     if args.json:
-        write_json(args.json, report)
+        return EXIT_OK if report["mismatches"] == 0 else EXIT_FAILED
     rows = [[f"{p['input']} -> {p['accumulator']}", f"discriminating (K = {p['k']}) vs {args.profile}",
              p.get("skipped") or f"{p['mismatches']} of {p['vectors']}",
              ", ".join(f"{f} {n}" for f, n in p.get("mismatches_per_family", {}).items())] for p in report["discriminating"]]
@@ -403,7 +410,8 @@ def add_sweep(sub) -> None:
     swe.add_argument("--cross-check", type=count(1, COUNT_LIMIT, "count"), default=10**5, metavar="N",
                      help="inner products per combination and value whose checker values are compared with the "
                           "Python model under the same variant; any difference stops the sweep (default 1e5)")
-    swe.add_argument("--json", required=True, type=output_file, metavar="FILE", help="write the report here")
+    swe.add_argument("--out", type=output_file, metavar="FILE", help="write the report here, required (before 1.0 --json FILE)")
+    swe.add_argument("--json", action=JsonSwitch, help="also print the report as JSON on stdout")
     swe.set_defaults(func=cmd_sweep)
 
 
@@ -416,6 +424,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     chosen = select(args.only)
     if not chosen:
         raise UsageError(f"--only {args.only} matches no combination")
+    require_out(args)
     gpu = hopper_gpu_or_skip("numerics sweep")
     try:
         report = _on_gpu_checker("numerics sweep", "numerics sweep", lambda: sweep(
@@ -426,7 +435,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         return EXIT_INTERNAL
     report["command"] = command_line(args)
     report["machine"] = machine()
-    write_json(args.json, report)
+    write_report(args, report)
     values = list(dict.fromkeys(str(row["value"]) for e in report["combinations"] for row in e["values"]))
     table = [[v, *(next((f"{row['mismatches']:,}" + (" (profile)" if row["profile's"] else "")
                          for row in e["values"] if str(row["value"]) == v), "") for e in report["combinations"])]
@@ -451,7 +460,9 @@ def add_catch_rates(sub) -> None:
                     "result changes when one datapath parameter changes, as Markdown tables (docs/numerics.md).")
     cat.add_argument("datapaths", nargs="*", type=_datapath, metavar="IN:ACC",
                      help=f"datapaths, e.g. e4m3:f32 (default: {' '.join(CATCH_RATE_DATAPATHS)})")
-    cat.add_argument("--n", type=count(1, 10**7, "count"), default=2000, help="vectors per family (default 2000)")
+    deprecated_spelling(cat, "--n", cat.add_argument(
+        "--count", dest="n", type=count(1, 10**7, "count"), default=2000, metavar="N",
+        help="vectors per family (default 2000; before 1.0 --n)"))
     cat.add_argument("--seed", type=seed, default=11, help="generation seed (default 11)")
     cat.add_argument("--profile", default="sm_100a", type=profile_spec, metavar="PROFILE",
                      help=f"the profile whose datapaths are changed: a name {PROFILE_FILE_HELP} (default sm_100a)")

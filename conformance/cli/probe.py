@@ -13,6 +13,7 @@ from tcgen05_conformance.cli.common import (
     EXIT_STATUSES,
     backend_spec,
     command_line,
+    deprecated_spelling,
     machine,
     output_file,
     output_folder,
@@ -34,15 +35,17 @@ def add(sub) -> None:
                     "tcgen05.mma programs) on BACKEND, and compare what it observes with what each reading of each "
                     "assumption predicts (probes/readings.py): confirmed (the adopted reading's outcome), refuted (the "
                     "first differing words decoded, and the alternative readings that predicted what was seen), or not "
-                    "runnable here (why). Writes probe.json and probe.html to --report-dir.",
+                    "runnable here (why). Writes probe.json and probe.html to --out.",
         epilog=VERDICT_EXIT)
     pro.add_argument("--backend", required=True, type=backend_spec, metavar="NAME", help=f"the backend to probe: {BACKEND_HELP}")
-    pro.add_argument("--report-dir", type=output_folder, default="out/probe", metavar="DIR",
-                     help="where probe.json and probe.html go (default out/probe)")
+    deprecated_spelling(pro, "--report-dir", pro.add_argument(
+        "--out", dest="report_dir", type=output_folder, default="out/probe", metavar="DIR",
+        help="where probe.json and probe.html go (default out/probe; before 1.0 --report-dir)"))
     pro.add_argument("--json", action="store_true", help="print the report (probe.json) instead of the table")
-    pro.add_argument("--write-ledger", type=output_file, metavar="FILE",
-                     help="write docs/assumptions.md to FILE with the verdict of every assumption that ran (confirmed or "
-                          "refuted) in its verdict column, for a maintainer to review as a diff")
+    deprecated_spelling(pro, "--write-ledger", pro.add_argument(
+        "--out-ledger", dest="write_ledger", type=output_file, metavar="FILE",
+        help="write docs/assumptions.md to FILE with the verdict of every assumption that ran (confirmed or refuted) in "
+             "its verdict column, for a maintainer to review as a diff (before 1.0 --write-ledger)"))
     pro.add_argument("--timeout", type=seconds, metavar="S",
                      help="observe in a child process killed after S seconds per batch (as run --timeout)")
     pro.set_defaults(func=cmd_probe)
@@ -54,7 +57,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
     try:  # checked and taken before the first probe runs
         folder = ReportDir(args.report_dir)
     except ReportDirError as e:
-        raise UsageError(f"--report-dir: {e}") from None
+        raise UsageError(f"--out: {e}") from None
     try:
         return _probe(args, folder)
     finally:

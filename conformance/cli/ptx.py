@@ -7,7 +7,9 @@ import argparse
 import re
 import sys
 
-from tcgen05_conformance.cli.common import EXIT_FAILED, EXIT_OK, UsageError, command_line, print_json, write_json
+from tcgen05_conformance.cli.common import (
+    EXIT_FAILED, EXIT_OK, UsageError, command_line, deprecated_spelling, print_json, write_json,
+)
 from tcgen05_conformance.cli.common import EXIT_USAGE
 from tcgen05_conformance.core.isa.targets import TARGETS
 
@@ -39,7 +41,7 @@ def add(sub) -> None:
 
     imp = sub.add_parser("import", help="turn a straight-line tcgen05 sequence with constant operands (a .ptx file) "
                                         "into a program JSON that replay runs (docs/lint.md)")
-    imp.add_argument("file", metavar="FILE.ptx")
+    imp.add_argument("file", metavar="FILE.ptx", help="the PTX file holding the sequence")
     imp.add_argument("--arch", choices=tuple(TARGETS), help="target (default: the module's .target)")
     imp.add_argument("--label", help="the program's label (default: imported from FILE)")
     imp.add_argument("--out", metavar="FILE", help="write the program JSON here (default: stdout)")
@@ -53,8 +55,10 @@ def add(sub) -> None:
 
     agr = sub.add_parser("lint-agreement", help="the parser and lint against the assembler on random legal and "
                                                 "one-rule-broken instructions, each in a drawn accepted spelling")
-    agr.add_argument("--arch", required=True, choices=tuple(TARGETS))
-    agr.add_argument("--examples", type=int, default=5000, help="instructions, half legal, half one-rule-broken (default 5000)")
+    agr.add_argument("--arch", required=True, choices=tuple(TARGETS), help="the target drawn for and assembled for")
+    deprecated_spelling(agr, "--examples", agr.add_argument(
+        "--count", dest="examples", type=int, default=5000, metavar="N",
+        help="instructions, half legal, half one-rule-broken (default 5000; before 1.0 --examples)"))
     agr.add_argument("--seed", type=int, default=0, help="generation seed (default 0)")
     agr.add_argument("--out", metavar="FILE", help="write the JSON report here (default: stdout)")
     agr.set_defaults(func=cmd_lint_agreement)

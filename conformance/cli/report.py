@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 import os
 
-from tcgen05_conformance.cli.common import EXIT_COVERAGE_MISSED, EXIT_FAILED, EXIT_OK, UsageError, output_folder
+from tcgen05_conformance.cli.common import (
+    EXIT_COVERAGE_MISSED, EXIT_FAILED, EXIT_OK, UsageError, coverage_missed_line, output_folder,
+)
 
 
 def add(sub) -> None:
@@ -18,7 +20,7 @@ def add(sub) -> None:
                     "backends, version and source commit), draw the run's programs again from its seed and write the "
                     "whole run's summary.json, report.md, report.html, junit.xml and failing cases to --out; the "
                     "shards' value coverage hits are merged and must equal those of the run's programs.")
-    merge.add_argument("folders", nargs="+", metavar="DIR", help="a shard's report folder (its --report-dir)")
+    merge.add_argument("folders", nargs="+", metavar="DIR", help="a shard's report folder (its run --out)")
     merge.add_argument("--out", required=True, type=output_folder, metavar="DIR", help="where the merged reports go")
     merge.add_argument("--require-coverage", action="store_true",
                        help=f"exit {EXIT_COVERAGE_MISSED} when every case passed but the whole run missed a reachable "
@@ -40,4 +42,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     print(f"value coverpoints hit: {values['hit']}/{values['reachable']} reachable")
     if t["failed"] or t["errors"]:
         return EXIT_FAILED
-    return EXIT_COVERAGE_MISSED if args.require_coverage and values["missed"] else EXIT_OK
+    if args.require_coverage and values["missed"]:
+        print(coverage_missed_line(values))
+        return EXIT_COVERAGE_MISSED
+    return EXIT_OK

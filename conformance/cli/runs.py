@@ -22,9 +22,11 @@ from tcgen05_conformance.cli.common import (
     NothingRan,
     UsageError,
     backend_spec,
+    deprecated_spelling,
     PROFILE_FILE_HELP,
     command_line,
     count,
+    coverage_missed_line,
     examples,
     gpus,
     profile_spec,
@@ -64,11 +66,15 @@ def add_run(sub) -> None:
     run.add_argument("--backend", action="append", type=backend_spec, metavar="NAME",
                      help=f"a backend to run: {BACKEND_HELP} (repeatable; default: {', '.join(DEFAULT_BACKENDS)})")
     run.add_argument("--reference", type=backend_spec, default=DEFAULT_REFERENCE, metavar="NAME", help=REFERENCE_HELP)
-    run.add_argument("--examples", type=examples, default=200, help=f"programs to generate, 1 to {MAX_EXAMPLES:,} (default 200)")
+    deprecated_spelling(run, "--examples", run.add_argument(
+        "--count", dest="examples", type=examples, default=200, metavar="N",
+        help=f"programs to draw, 1 to {MAX_EXAMPLES:,} (default 200; before 1.0 --examples)"))
     run.add_argument("--seed", type=seed, default=0, help="generation seed, 0 to 2^32 - 1 (default 0)")
     run.add_argument("--profile", type=profile_spec, metavar="PROFILE", help=PROFILE_HELP)
-    run.add_argument("--report-dir", default="out", help="where summary.json and the reports go (default out/): created, checked and locked "
-                          "against another run before the first program is drawn; written atomically")
+    deprecated_spelling(run, "--report-dir", run.add_argument(
+        "--out", dest="report_dir", default="out", metavar="DIR",
+        help="where summary.json and the reports go (default out/): created, checked and locked against another run "
+             "before the first program is drawn; written atomically (before 1.0 --report-dir)"))
     run.add_argument("--journal", metavar="FILE",
                      help="append each case result to FILE as it completes; if FILE exists, resume: its cases are not "
                           "run again (refused if FILE was written with another seed, examples, backends, reference or profile)")
@@ -95,6 +101,11 @@ def add_run(sub) -> None:
                           "--timeout, a hang) costs the case that caused it while the other GPUs go on (--jobs is then for "
                           "the other backends); the results are the same as on one GPU, and summary.json "
                           "lists the GPUs. With one GPU, or none, such a backend runs as it always has")
+    run.add_argument("--in-process", action="store_true",
+                     help="run plugin backends (MODULE:FACTORY) in this process, as the registered ones run, instead of in "
+                          "watched child processes (the default, as with --timeout without its watchdog): faster, but a "
+                          "plugin that ends or crashes the process (os._exit, a segfault) then ends the run without its "
+                          "reports; what it raises or answers wrong is still charged to its cases")
     run.add_argument("--require-coverage", action="store_true",
                      help=f"exit {EXIT_COVERAGE_MISSED} when every case passed but a reachable value coverpoint was missed "
                           "(docs/reports.md, value coverage; for shards, give it to report merge)")
@@ -119,7 +130,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:  # every output is checked and taken before the first program is drawn
         folder = ReportDir(args.report_dir)
     except ReportDirError as e:
-        raise UsageError(f"--report-dir: {e}") from None
+        raise UsageError(f"--out: {e}") from None
     journal = None
     try:
         if args.journal:
@@ -135,7 +146,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             programs = [p for p in programs if runner.in_shard(p.case_id, args.shard)]
         outcome = runner.execute(programs, backends, args.profile, reference=args.reference, journal=journal,
                                  timeout_s=args.timeout, batch_size=args.batch_size or DEFAULT_BATCH_SIZE, jobs=args.jobs,
-                                 gpus=gpus)
+                                 gpus=gpus, in_process=args.in_process)
         summary, paths = _write_run_reports(args, outcome, folder, time.perf_counter() - started)
     finally:
         if journal is not None:
@@ -235,7 +246,10 @@ def _print_run(args: argparse.Namespace, summary: dict, paths: list[str]) -> int
     if checked["nothing_compared"] and checked["backends_under_test"]:
         print(f"{PROG}: nothing ran: {headline(summary).removeprefix('Nothing was compared: ')}", file=sys.stderr)
         return EXIT_NOTHING_RAN
-    return EXIT_COVERAGE_MISSED if args.require_coverage and values["missed"] else EXIT_OK
+    if args.require_coverage and values["missed"]:
+        print(coverage_missed_line(values))
+        return EXIT_COVERAGE_MISSED
+    return EXIT_OK
 
 
 def add_replay(sub) -> None:
@@ -275,7 +289,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
 def add_export(sub) -> None:
     exp = sub.add_parser("export", help="write the programs of a run with their expected states (the reference's), as "
                                         "files for simulators (docs/simulators.md)")
-    exp.add_argument("--examples", type=examples, default=200, help="programs to generate, as for run (default 200)")
+    deprecated_spelling(exp, "--examples", exp.add_argument(
+        "--count", dest="examples", type=examples, default=200, metavar="N",
+        help="programs to draw, as for run (default 200; before 1.0 --examples)"))
     exp.add_argument("--seed", type=seed, default=0, help="generation seed, as for run (default 0)")
     exp.add_argument("--reference", type=backend_spec, default=DEFAULT_REFERENCE, metavar="NAME",
                      help=f"the backend whose states are the expected ones, as for run (default {DEFAULT_REFERENCE})")

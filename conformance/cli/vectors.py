@@ -18,7 +18,7 @@ def add(sub) -> None:
     chk.add_argument("--profile", required=True, type=profile_spec, metavar="PROFILE",
                      help=f"the profile checked: {', '.join(PROFILE_NAMES)} (each file by its instruction's variant), an "
                           f"instruction variant such as sm_90a.mma_sync, {PROFILE_FILE_HELP}")
-    chk.add_argument("--json", action="store_true")
+    chk.add_argument("--json", action="store_true", help="print the report as JSON")
     chk.set_defaults(func=cmd_vectors)
 
 

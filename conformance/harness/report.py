@@ -538,6 +538,16 @@ def junit(s: dict, results: dict) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
+REPORT_FILE_MODE = 0o666  # as open() creates a file: readable by all, less what the umask takes (0644 under 022)
+
+
+def _umask() -> int:
+    """The process's umask (read by setting it, then setting it back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 class ReportDirError(ValueError):
     """A report directory that cannot be used: one line saying which and why."""
 
@@ -587,6 +597,7 @@ class ReportDir:
                 raise OSError(f"{folder} is a link")
         fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(name)}.", suffix=".tmp", dir=folder)
         try:
+            os.fchmod(fd, REPORT_FILE_MODE & ~_umask())  # mkstemp's 0600 would keep the reports from their readers
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(text)
             os.replace(temporary, path)

@@ -277,7 +277,7 @@ def test_a_profile_file_judges_the_programs_of_its_target_only(tmp_path):
 
 def test_export_and_replay_carry_a_profile_file(tmp_path, capsys):
     profile = _profile_file(tmp_path, None)
-    assert main(["export", "--examples", "2", "--profile", profile, "--out", str(tmp_path / "vectors")]) == 0
+    assert main(["export", "--count", "2", "--profile", profile, "--out", str(tmp_path / "vectors")]) == 0
     index = json.loads((tmp_path / "vectors" / "index.json").read_text())
     exported = [e for e in index["cases"] if "skipped" not in e]
     assert exported and all(e["profile"] == profile for e in exported)
@@ -286,7 +286,7 @@ def test_export_and_replay_carry_a_profile_file(tmp_path, capsys):
     assert f"profile {profile}" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("command", [["run", "--examples", "1"], ["vectors", "check", str(DATA / "H100")],
+@pytest.mark.parametrize("command", [["run", "--count", "1"], ["vectors", "check", str(DATA / "H100")],
                                      ["numerics", "fit", str(DATA / "H100")]])
 def test_a_malformed_profile_file_is_refused_while_parsing(tmp_path, command, capsys):
     bad = tmp_path / "bad.json"
@@ -305,12 +305,12 @@ def test_agree_counts_where_a_simulator_differs_from_a_profile_and_from_silicon(
     sim = f"sim:{sys.executable} {SIMULATOR} sm_90a"
     report = tmp_path / "agree.json"
     assert main(["numerics", "agree", "--backend", sim, "--profile", "sm_90a", "--formats", "f16",
-                 "--recorded", str(DATA / "H100" / "fp16"), "--vectors", "64", "--json", str(report)]) == 0
+                 "--recorded", str(DATA / "H100" / "fp16"), "--count", "64", "--out", str(report)]) == 0
     data = json.loads(report.read_text())
     assert [(p["input"], p["accumulator"], p["mismatches"]) for p in data["discriminating"]] == [("f16", "f32", 0), ("f16", "f16", 0)]
     assert sorted((r["accumulator"], r["vectors"], r["mismatches"]) for r in data["recorded"]) == [("f16", 2500, 0), ("f32", 2500, 0)]
     capsys.readouterr()
-    assert main(["numerics", "agree", "--backend", sim, "--profile", "sm_100a", "--formats", "e4m3", "--vectors", "256"]) == 1
+    assert main(["numerics", "agree", "--backend", sim, "--profile", "sm_100a", "--formats", "e4m3", "--count", "256"]) == 1
     assert "e4m3 -> f32" in capsys.readouterr().out
 
 
@@ -344,8 +344,8 @@ def _recorded_files(folder):
 def test_a_simulators_refusals_count_as_disagreements_with_the_first_named(tmp_path):
     sim = f"sim:{sys.executable} {SIMULATOR} sm_90a f16"
     report = tmp_path / "agree.json"
-    assert main(["numerics", "agree", "--backend", sim, "--profile", "sm_90a", "--formats", "f16", "--vectors", "40",
-                 "--json", str(report)]) == 1
+    assert main(["numerics", "agree", "--backend", sim, "--profile", "sm_90a", "--formats", "f16", "--count", "40",
+                 "--out", str(report)]) == 1
     pairs = {p["accumulator"]: p for p in json.loads(report.read_text())["discriminating"]}
     assert pairs["f32"]["mismatches"] == 0 and "refused" not in pairs["f32"]
     assert pairs["f16"]["mismatches"] == pairs["f16"]["refused"] == 40
