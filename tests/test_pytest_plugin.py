@@ -85,7 +85,7 @@ def test_a_planted_backend_fails_exactly_the_planted_cases_with_their_detail(pyt
     monkeypatch.setattr(Planted, "observe", lambda self, ps, progress=None: batches.append((self.name, len(ps))) or observe(self, ps, progress))
 
     reprec = pytester.inline_run("--tcgen05-backend", PLANTED, "--tcgen05-reference", PLANTED_REFERENCE,
-                                 "--tcgen05-examples", "7", "--tcgen05-seed", "3")
+                                 "--tcgen05-examples", "7", "--tcgen05-seed", "3", "--tcgen05-in-process")
     reports = {r.nodeid: r for r in reprec.getreports("pytest_runtest_logreport") if r.when == "call" or r.outcome != "passed"}
     outcome = {r.nodeid: r.outcome if r.when == "call" else f"{r.outcome} in {r.when}" for r in reports.values()}
     name = {p.case_id: f"tcgen05[planted-{p.label}-{p.case_id}]" for p in programs}
@@ -126,9 +126,10 @@ def test_with_a_timeout_a_hanging_case_is_an_error_and_the_others_pass(pytester,
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--tcgen05-backend", "nope"], "ERROR: --tcgen05-backend: unknown backend 'nope'; backends: *"),
-    (["--tcgen05-backend", "oracle", "--tcgen05-reference", "builtins:dict"],
-     "ERROR: --tcgen05-reference: backend 'builtins:dict': the factory made a dict, which lacks name, unavailable_reason, observe *"),
+    (["--tcgen05-backend", "nope"], "ERROR: --tcgen05-backend: 'nope' is neither a backend (oracle, ptxas, hopper, blackwell), *"),
+    (["--tcgen05-backend", "sim:/no/such/simulator"], "ERROR: --tcgen05-backend: *no/such/simulator*"),
+    (["--tcgen05-backend", "oracle", "--tcgen05-reference", "ptxas"],
+     "ERROR: --tcgen05-reference: ptxas observes assembly, not machine states: it cannot be the reference"),
     (["--tcgen05-backend", "tests.fault_backends:Nope"],
      "ERROR: --tcgen05-backend: backend 'tests.fault_backends:Nope': cannot load Nope from tests.fault_backends *"),
     (["--tcgen05-backend", "oracle", "--tcgen05-examples", "0"], "ERROR: --tcgen05-examples must be at least 1 (got 0)"),
@@ -147,3 +148,29 @@ def test_bad_options_are_a_one_line_usage_error(pytester, argv, message):
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
     assert sum(line.startswith("ERROR") or "error:" in line for line in result.stderr.lines) == 1
+
+
+MISBEHAVING = "tests.misbehaving_backends:Misbehaving"
+
+
+@pytest.mark.parametrize("spec, how, in_process", [
+    ("tests.misbehaving_backends:exiting_factory", "", []),
+    ("tests.misbehaving_backends:exiting_factory", "", ["--tcgen05-in-process"]),
+    (MISBEHAVING, "sys_exit", []),
+    (MISBEHAVING, "sys_exit", ["--tcgen05-in-process"]),
+    (MISBEHAVING, "os_exit", []),
+    ("builtins:dict", "", []),
+])
+def test_a_plugin_that_exits_or_makes_no_backend_errors_its_cases_as_run_does(pytester, monkeypatch, spec, how, in_process):
+    monkeypatch.setenv("MISBEHAVE", how)
+    result = pytester.runpytest("--tcgen05-backend", spec, "--tcgen05-reference", PLANTED_REFERENCE, "--tcgen05-examples", "2",
+                                *in_process)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(errors=2)
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+
+
+def test_a_backend_that_skips_every_case_exits_5_as_run_does(pytester):
+    result = pytester.runpytest("--tcgen05-backend", "blackwell", "--tcgen05-examples", "2")  # no Blackwell GPU here
+    result.assert_outcomes(skipped=2)
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED

@@ -61,7 +61,7 @@ def test_each_child_sees_one_gpu_every_gpu_gets_work_and_the_verdicts_are_one_gp
     monkeypatch.setenv("PERTURBED_KINDS", "tf32")
     programs = generate_programs(16, 5)[8:]  # Table 39 classes 9-16: six f16 (pass), two tf32 (the planted bug: fail)
     one = execute(programs, ["oracle", PERTURBED_GPU], "exact", gpus=["0"])
-    assert _devices_by_child(gpu_log) == {os.getpid(): {NO_DEVICE}}  # one GPU: observed in this process, as ever
+    assert set().union(*_devices_by_child(gpu_log).values()) == {NO_DEVICE}  # one GPU: no child pinned, as ever
     gpu_log.unlink()
     spread = execute(programs, ["oracle", PERTURBED_GPU], "exact", gpus=gpus)
     children = _devices_by_child(gpu_log)
@@ -133,7 +133,7 @@ def test_run_uses_every_visible_gpu_by_default_and_reports_them(gpu_log, tmp_pat
     gpu_log.unlink()
     status, one = _run_summary([*RUN, "--gpus", "1"], tmp_path / "one")
     assert status == 1 and one["gpus"] == ["0"]
-    assert _devices_by_child(gpu_log) == {os.getpid(): {NO_DEVICE}}
+    assert set().union(*_devices_by_child(gpu_log).values()) == {NO_DEVICE}
     assert _compared(every, tmp_path / "every") == _compared(one, tmp_path / "one")
     assert (every["backends"][PLANTED_GPU]["failed"], every["backends"][PLANTED_GPU]["errors"]) == (1, 1)
 
@@ -145,7 +145,7 @@ def test_run_without_a_gpu_runs_as_it_always_has(gpu_log, tmp_path, monkeypatch)
     monkeypatch.setattr(tcgen05_conformance.device.launch, "visible_devices", no_driver)
     status, summary = _run_summary(RUN, tmp_path / "out")
     assert status == 0 and summary["gpus"] == [] and summary["backends"][PLANTED_GPU]["passed"] == 6
-    assert _devices_by_child(gpu_log) == {os.getpid(): {NO_DEVICE}}
+    assert set().union(*_devices_by_child(gpu_log).values()) == {NO_DEVICE}
 
 
 def test_a_run_without_a_gpu_backend_asks_no_driver(tmp_path, monkeypatch):

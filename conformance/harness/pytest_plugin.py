@@ -2,7 +2,7 @@
 backend, one test per case id:
 
     pytest --tcgen05-backend BACKEND [--tcgen05-reference R] --tcgen05-examples N [--tcgen05-seed S]
-           [--tcgen05-profile P] [--tcgen05-timeout S]
+           [--tcgen05-profile P] [--tcgen05-timeout S] [--tcgen05-in-process]
 
 BACKEND and R are anything `tcgen05-conformance run --backend` takes (a registered name, sim:CMD
 or `package.module:factory`); BACKEND's observations are judged against R's (default `oracle`)
@@ -11,7 +11,10 @@ count and seed, one test per distinct case id, named `tcgen05[<backend name>-<la
 Cases run in batches (one `observe` call per backend each, or with `--tcgen05-timeout` one
 watched child process each, as in `run --timeout`), a batch starting when pytest reaches its
 first case, and each case is reported on its own: pass, fail (the verdict's detail, and the first
-mismatch of its diff decoded), skip, or error (reported as an error in setup). Without `--tcgen05-backend` the
+mismatch of its diff decoded), skip, or error (reported as an error in setup). As `run`: the same
+usage errors, a plugin isolated in children unless `--tcgen05-in-process`, and exit status 5
+(nothing ran) when BACKEND skipped every case it reached (e.g. `blackwell` without its GPU), where
+the session would otherwise exit 0. Without `--tcgen05-backend` the
 plugin does nothing, and costs nothing more than its options: the suite (`tcgen05_conformance.harness.pytest_suite`)
 is imported only then. Registered through the `pytest11` entry point `tcgen05-conformance`.
 """
@@ -41,7 +44,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "--out` (default: each program its architecture's own)")
     group.addoption("--tcgen05-timeout", type=float, metavar="S",
                     help="run each batch in a child process killed after S seconds, as `run --timeout` does "
-                         "(default: in this process)")
+                         "(default: registered backends in this process, plugins in children without a watchdog)")
+    group.addoption("--tcgen05-in-process", action="store_true",
+                    help="run a plugin backend (MODULE:FACTORY) in the pytest process, as `run --in-process` "
+                         "(default: in watched child processes, so that whatever it does costs its cases only)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -67,15 +73,25 @@ def pytest_configure(config: pytest.Config) -> None:
             get_profile(profile)
         except ValueError as e:
             raise pytest.UsageError(f"--tcgen05-profile: {e}") from None
-    from tcgen05_conformance.harness.backends.registry import DEFAULT_REFERENCE, backend_from_spec
+    from tcgen05_conformance.harness.backends.base import STATE
+    from tcgen05_conformance.harness.backends.registry import DEFAULT_REFERENCE, SpecError, spec_problem
     from tcgen05_conformance.harness.pytest_suite import Suite
+    from tcgen05_conformance.harness.runner import Observer
 
     profile, reference = config.getoption("tcgen05_profile"), config.getoption("tcgen05_reference") or DEFAULT_REFERENCE
-    made = {}
+    in_process = config.getoption("tcgen05_in_process")
+    facts = {}
     for option, name in (("--tcgen05-backend", spec), ("--tcgen05-reference", reference)):
-        try:
-            made[option] = backend_from_spec(name, profile)
-        except Exception as e:  # a plugin factory may raise anything; the user gets one line
+        problem = spec_problem(name)  # as `run` refuses it while parsing: a sim:CMD whose command is missing too
+        if problem:
+            raise pytest.UsageError(f"{option}: {problem}")
+        try:  # a plugin's facts are asked of a child unless --tcgen05-in-process: its misbehaviour costs its cases
+            facts[option] = Observer(name, timeout_s, in_process=in_process).facts(profile)
+        except SpecError as e:
             raise pytest.UsageError(f"{option}: {e}") from None
-    suite = Suite(spec, made["--tcgen05-backend"], reference, examples, config.getoption("tcgen05_seed"), profile, timeout_s)
+    if facts["--tcgen05-reference"].observes != STATE:
+        raise pytest.UsageError(f"--tcgen05-reference: {reference} observes {facts['--tcgen05-reference'].observes}, not "
+                                "machine states: it cannot be the reference")
+    suite = Suite(spec, facts["--tcgen05-backend"].name, reference, examples, config.getoption("tcgen05_seed"), profile,
+                  timeout_s, in_process)
     config.pluginmanager.register(suite, "tcgen05-conformance-suite")

@@ -11,7 +11,6 @@ from typing import Sequence
 import pytest
 
 from tcgen05_conformance.core.program import Program
-from tcgen05_conformance.harness.backends.base import Backend
 from tcgen05_conformance.harness.judge import ERROR, FAIL, PASS, SKIP, CaseResult
 from tcgen05_conformance.harness.supervisor import DEFAULT_BATCH_SIZE
 
@@ -19,10 +18,10 @@ from tcgen05_conformance.harness.supervisor import DEFAULT_BATCH_SIZE
 class Suite:
     """The session's cases on one backend: their items, and their verdicts as batches produce them."""
 
-    def __init__(self, spec: str, backend: Backend, reference: str, examples: int, seed: int, profile: str | None,
-                 timeout_s: float | None):
-        self.spec, self.backend, self.reference, self.examples, self.seed = spec, backend, reference, examples, seed
-        self.profile, self.timeout_s = profile, timeout_s
+    def __init__(self, spec: str, name: str, reference: str, examples: int, seed: int, profile: str | None,
+                 timeout_s: float | None, in_process: bool = False):
+        self.spec, self.name, self.reference, self.examples, self.seed = spec, name, reference, examples, seed
+        self.profile, self.timeout_s, self.in_process = profile, timeout_s, in_process
         self.results: dict[str, CaseResult] = {}
         self.order: dict[str, int] = {}  # case id -> position among the cases the session runs
         self.queue: list[Program] = []
@@ -52,15 +51,19 @@ class Suite:
         return self.results[program.case_id]
 
     def _run(self, programs: Sequence[Program]) -> list[CaseResult]:
-        """One verdict per program; a backend that raises or answers for other cases costs this batch an error each."""
+        """One verdict per program (a plugin's misbehaviour is charged to its cases: `runner.Observer`)."""
         from tcgen05_conformance.harness.runner import execute
 
-        try:
-            outcome = execute(list(programs), [self.spec], self.profile, reference=self.reference, timeout_s=self.timeout_s,
-                              batch_size=max(1, len(programs)), observers=self.observers)
-        except Exception as e:
-            return [CaseResult(p.case_id, ERROR, f"backend {self.spec} raised {type(e).__name__}: {e}") for p in programs]
+        outcome = execute(list(programs), [self.spec], self.profile, reference=self.reference, timeout_s=self.timeout_s,
+                          batch_size=max(1, len(programs)), observers=self.observers, in_process=self.in_process)
         return outcome.results[self.spec]
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        """Exit status 5, as `run`'s when nothing was compared, where the backend under test (not
+        the reference itself) skipped every case the session reached and pytest would exit 0."""
+        ran = list(self.results.values())
+        if exitstatus == pytest.ExitCode.OK and ran and self.spec != self.reference and all(r.status == SKIP for r in ran):
+            session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED
 
 
 class Cases(pytest.Collector):
@@ -74,7 +77,7 @@ class Cases(pytest.Collector):
         from tcgen05_conformance.harness.runner import generate_programs
 
         programs = {p.case_id: p for p in generate_programs(self.suite.examples, self.suite.seed)}
-        backend = re.split(r"[:\s]", self.suite.backend.name, maxsplit=1)[0]  # `sim:CMD` is named by its command
+        backend = re.split(r"[:\s]", self.suite.name, maxsplit=1)[0]  # `sim:CMD` is named by its command
         names = {p.case_id: f"tcgen05[{backend}-{p.label}-{p.case_id}]" for p in programs.values()}
         return [CaseItem.from_parent(self, name=names[k], nodeid=names[k], suite=self.suite, program=p) for k, p in programs.items()]
 

@@ -24,7 +24,7 @@ from tcgen05_conformance.core.isa.targets import TCGEN05_TARGETS
 from tcgen05_conformance.core.isa.targets import target as target_named
 from tcgen05_conformance.core.program import Program, dumps
 from tcgen05_conformance.harness.backends.base import ASSEMBLY, STATE, Backend, Observation, observes
-from tcgen05_conformance.harness.backends.registry import DEFAULT_REFERENCE, backend_from_spec, uses_gpu
+from tcgen05_conformance.harness.backends.registry import DEFAULT_REFERENCE, backend_from_spec, is_plugin, uses_gpu
 from tcgen05_conformance.harness.coverage import OPTION_UNIVERSE, coverage, instruction_classes, mma_options, option_counts
 from tcgen05_conformance.harness.journal import Journal
 from tcgen05_conformance.harness.judge import (
@@ -39,7 +39,13 @@ from tcgen05_conformance.harness.judge import (
     role,
     state_result,
 )
-from tcgen05_conformance.harness.supervisor import DEFAULT_BATCH_SIZE, observe_one_at_a_time, run_supervised
+from tcgen05_conformance.harness.supervisor import (
+    DEFAULT_BATCH_SIZE,
+    BackendFacts,
+    describe,
+    observe_one_at_a_time,
+    run_supervised,
+)
 from tcgen05_conformance.harness.value_coverage import value_coverage
 from tcgen05_conformance.generators.instructions import shape_classes_for_target, tcgen05_mma
 from tcgen05_conformance.generators.programs import data_movement_forms, data_movement_programs, hopper_programs, tcgen05_programs
@@ -48,6 +54,10 @@ from tcgen05_conformance.generators.value_programs import value_programs
 
 HOPPER_SHARE = 0.15
 VALUE_PROGRAMS_MAX = 200  # programs aimed at missed value coverpoints, beyond `examples`
+#: The instruction families a run draws one program of first, in this order, so that a run of any
+#: size from len(FAMILIES) programs up exercises each: the first Table 39 class, each data-movement
+#: instruction's first form (`data_movement_forms`), a wgmma and an mma.sp.
+FAMILIES = ("tcgen05.mma", "tcgen05.cp", "tcgen05.ld", "tcgen05.st", "tcgen05.shift", "wgmma.mma_async", "mma.sp")
 
 
 def target_for_class(c: mma.ShapeClass) -> str:
@@ -64,9 +74,10 @@ def target_with(feature: str) -> str:
 
 
 def generate_programs(examples: int, seed: int, progress: Callable[[int], None] | None = None) -> list[Program]:
-    """`examples` distinct programs (no case id twice): one per Table 39 class first, then one
-    for each MMA option those miss (coverage), one per data-movement form (tcgen05.cp/.ld/.st/.shift
-    shapes, multicasts, decompression, .ld.red types), then random ones, a share of them Hopper
+    """`examples` distinct programs (no case id twice): one of each instruction family first
+    (`FAMILIES`), then one per Table 39 class, one for each MMA option those miss (coverage), one
+    per data-movement form (tcgen05.cp/.ld/.st/.shift shapes, multicasts, decompression, .ld.red
+    types), then random ones, a share of them Hopper
     (wgmma / mma.sp on sm_90a); when there are random ones, programs aimed at the value
     coverpoints all of these miss follow, beyond `examples` (`tcgen05_conformance.generators.value_programs`). The
     same seed gives the same list, whatever the command imported before. `progress(n)` as the
@@ -88,14 +99,33 @@ def _draw_programs(examples: int, seed: int, progress: Callable[[int], None]) ->
         return draw_examples(strategy, count, seed, _case_id, taken, lambda n: progress(base + n))
 
     programs: list[Program] = []
-    for k, c in enumerate(classes[:examples]):
-        programs += distinct(tcgen05_programs(target_for_class(c), c), 1, seed + k)
+    forms = list(data_movement_forms().items())
+
+    def class_program(k: int) -> list[Program]:
+        return distinct(tcgen05_programs(target_for_class(classes[k]), classes[k]), 1, seed + k)
+
+    def form_program(k: int) -> list[Program]:
+        label, (feature, _) = forms[k]
+        return distinct(data_movement_programs(target_with(feature), label), 1, seed + 400_009 + k)
+
+    first_forms = {family: next(k for k, (label, _) in enumerate(forms) if label == family or label.startswith(family + "."))
+                   for family in FAMILIES[1:5]}
+    for n, family in enumerate(FAMILIES[:examples]):
+        if family == "tcgen05.mma":
+            programs += class_program(0)
+        elif family in first_forms:
+            programs += form_program(first_forms[family])
+        else:
+            only = hopper_programs().filter(lambda p, f=family: any(op.OP == f for op in p.ops))
+            programs += distinct(only, 1, seed + 600_011 + n)
+    for k in range(1, min(len(classes), examples - len(programs) + 1)):
+        programs += class_program(k)
     programs += option_programs(programs, examples - len(programs), seed + 300_007)
     taken.update(p.case_id for p in programs)
     progress(len(programs))
-    forms = list(data_movement_forms().items())[:max(0, examples - len(programs))]
-    for k, (label, (feature, _)) in enumerate(forms):
-        programs += distinct(data_movement_programs(target_with(feature), label), 1, seed + 400_009 + k)
+    rest_forms = [k for k in range(len(forms)) if k not in first_forms.values()]
+    for k in rest_forms[:max(0, examples - len(programs))]:
+        programs += form_program(k)
     rest = examples - len(programs)
     if rest > 0:
         hopper = int(rest * HOPPER_SHARE)
@@ -185,17 +215,35 @@ class Progress:
 class Observer:
     """One backend spec, made once per numeric profile it observes under (a backend computes with
     the profile it is made for), observing programs in process or in supervised children: with
-    a timeout, more than one job, or `gpus` (more than one GPU, one child pinned to each at a time)."""
+    a timeout, more than one job, `gpus` (more than one GPU, one child pinned to each at a time),
+    or a plugin's (`MODULE:FACTORY`) unless `in_process` asks for it here: a device under test
+    from outside the project then never runs in the harness's process, so whatever it does costs
+    its cases, never the run (its facts too are asked in a child, `supervisor.describe`)."""
 
     def __init__(self, spec: str, timeout_s: float | None = None, batch_size: int = DEFAULT_BATCH_SIZE, jobs: int = 1,
-                 gpus: Sequence[str] = ()):
+                 gpus: Sequence[str] = (), in_process: bool = False):
         self.spec, self.timeout_s, self.batch_size, self.jobs, self.gpus = spec, timeout_s, batch_size, jobs, list(gpus)
+        self.isolated = is_plugin(spec) and not in_process
         self._made: dict[str | None, Backend] = {}
+        self._facts: dict[str | None, BackendFacts] = {}
 
     def backend(self, profile: str | None) -> Backend:
+        """The backend made in this process for `profile` (a plugin's behind its guard)."""
         if profile not in self._made:
             self._made[profile] = backend_from_spec(self.spec, profile)
         return self._made[profile]
+
+    def facts(self, profile: str | None) -> BackendFacts:
+        """The backend's name, what it observes, why it cannot run here and why it is broken, for
+        `profile`: asked of a child when the backend is isolated, else of the backend made here."""
+        if profile not in self._facts:
+            if self.isolated:
+                self._facts[profile] = describe(self.spec, profile, self.timeout_s)
+            else:
+                backend = self.backend(profile)
+                reason = backend.unavailable_reason()
+                self._facts[profile] = BackendFacts(backend.name, observes(backend), reason, getattr(backend, "broken", None))
+        return self._facts[profile]
 
     def observe(self, programs: Sequence[Program], profiles: Sequence[str], progress: Callable[[int], None] | None = None,
                 on_observation: Callable[[int, Observation], None] | None = None, keep: bool = True) -> list[Observation]:
@@ -227,7 +275,7 @@ class Observer:
                 if progress:
                     progress(done + n)
 
-            if self.timeout_s is not None or self.jobs > 1 or self.gpus:
+            if self.timeout_s is not None or self.jobs > 1 or self.gpus or self.isolated:
                 run_supervised(self.spec, profile, group, self.timeout_s, self.batch_size, step, arrived, self.jobs, self.gpus)
             elif on_observation:
                 observe_one_at_a_time(self.backend(profile), group, arrived, step)
@@ -247,12 +295,14 @@ CHUNK = 512  # cases whose reference states are held at once (a TMEM image is up
 
 @dataclass
 class _Row:
-    """One backend's part of a run: what it observes, why it cannot run (None: it can), its
-    journaled verdicts, its verdicts so far (by program index), time spent and progress."""
+    """One backend's part of a run: what it observes, why it cannot run (None: it can), why each
+    of its cases is an error (None: none is), its journaled verdicts, its verdicts so far (by
+    program index), time spent and progress."""
 
     observer: Observer
     observes: str
     reason: str | None
+    broken: str | None
     journaled: dict[str, CaseResult]
     results: dict[int, CaseResult] = field(default_factory=dict)
     seconds: float = 0.0
@@ -262,7 +312,7 @@ class _Row:
 def execute(programs: list[Program], backends: Sequence[str], profile: str | None = None, *,
             reference: str = DEFAULT_REFERENCE, journal: Journal | None = None, timeout_s: float | None = None,
             batch_size: int = DEFAULT_BATCH_SIZE, jobs: int = 1, gpus: Sequence[str] = (),
-            observers: dict[str, Observer] | None = None) -> RunOutcome:
+            observers: dict[str, Observer] | None = None, in_process: bool = False) -> RunOutcome:
     """Have each backend (any spec of `tcgen05_conformance.harness.backends.registry`) observe the programs
     and judge what it saw (`tcgen05_conformance.harness.judge`): states against the `reference`'s, which
     observes each case once, before the others, wherever a backend compares states with it or it
@@ -279,17 +329,20 @@ def execute(programs: list[Program], backends: Sequence[str], profile: str | Non
     of the backends that use one (`registry.uses_gpu`); with more than one, such a backend runs in
     children of `batch_size` cases, one per GPU at a time, each seeing its GPU alone (instead of
     `jobs`), and the verdicts are again the same. `observers`, by spec, keeps the backends made
-    (and their set-up) from one call to the next. ValueError when the reference observes no states."""
+    (and their set-up) from one call to the next. A plugin's backend (`MODULE:FACTORY`) runs in
+    watched children whatever the options (`Observer`), in this process only with `in_process`.
+    ValueError when the reference observes no states."""
     profiles = [profile_for(p, profile) for p in programs]
     outcome = RunOutcome(programs, profiles)
     observers = {} if observers is None else observers
     spread = list(gpus) if len(gpus) > 1 else []  # one GPU: its backends run as on a one-GPU machine
 
     def row_of(spec: str) -> _Row:
-        observer = observers.setdefault(spec, Observer(spec, timeout_s, batch_size, jobs, spread if uses_gpu(spec) else ()))
-        backend = observer.backend(profiles[0] if profiles else profile)
+        observer = observers.setdefault(spec, Observer(spec, timeout_s, batch_size, jobs, spread if uses_gpu(spec) else (),
+                                                       in_process))
         started = time.perf_counter()
-        row = _Row(observer, observes(backend), backend.unavailable_reason(), journal.done(spec) if journal is not None else {})
+        facts = observer.facts(profiles[0] if profiles else profile)
+        row = _Row(observer, facts.observes, facts.unavailable, facts.broken, journal.done(spec) if journal is not None else {})
         row.seconds = time.perf_counter() - started
         return row
 
@@ -329,12 +382,12 @@ def reference_observations(programs: list[Program], reference: str = DEFAULT_REF
     it observes no states."""
     profiles = [profile_for(p, profile) for p in programs]
     observer = Observer(reference)
-    backend = observer.backend(profiles[0] if profiles else profile)
-    if observes(backend) != STATE:
-        raise ValueError(f"the reference {reference} observes {observes(backend)}, not machine states: it cannot be the reference")
-    reason = backend.unavailable_reason()
-    if reason:
-        return [Observation(p.case_id, skip=reason) for p in programs], profiles
+    facts = observer.facts(profiles[0] if profiles else profile)
+    if facts.observes != STATE:
+        raise ValueError(f"the reference {reference} observes {facts.observes}, not machine states: it cannot be the reference")
+    if facts.unavailable or facts.broken:
+        return [Observation(p.case_id, skip=facts.unavailable) if facts.unavailable else Observation(p.case_id, error=facts.broken)
+                for p in programs], profiles
     return observer.observe(programs, profiles, progress), profiles
 
 
@@ -369,7 +422,7 @@ def _observe_and_judge(programs: list[Program], profiles: list[str], chunk: rang
     pending = [k for k in chunk if programs[k].case_id not in row.journaled]
     if row.observes == ASSEMBLY:
         def verdict(k: int, o: Observation) -> CaseResult:
-            return assembly_result(programs[k], row.observer.backend(profiles[k]).name, o)
+            return assembly_result(programs[k], row.observer.facts(profiles[k]).name, o)
     else:
         def verdict(k: int, o: Observation | None) -> CaseResult:
             return state_result(programs[k], reference, references[k], o)
@@ -393,6 +446,15 @@ def _observe(programs: list[Program], profiles: list[str], indices: list[int], s
     observations are not to be kept (then {} is returned)."""
     if row.reason:
         return {k: Observation(programs[k].case_id, skip=row.reason) for k in indices}
+    waiting = journal is not None or not keep
+    if row.broken:
+        charged = [Observation(programs[k].case_id, error=row.broken) for k in indices]
+        for k, o in zip(indices, charged):
+            if waiting:
+                result = verdict(k, o)
+                if journal is not None:
+                    journal.record(spec, result)
+        return dict(zip(indices, charged)) if keep else {}
     started = time.perf_counter()
     offset = len(row.results)
 
@@ -404,7 +466,6 @@ def _observe(programs: list[Program], profiles: list[str], indices: list[int], s
         if journal is not None:
             journal.record(spec, result)
 
-    waiting = journal is not None or not keep
     got = row.observer.observe([programs[k] for k in indices], [profiles[k] for k in indices], progress,
                                observed if waiting else None, keep)
     row.seconds += time.perf_counter() - started

@@ -55,8 +55,16 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from tcgen05_conformance.core.program import Program, from_json, to_json
-from tcgen05_conformance.harness.backends.base import Backend, Observation, Progress, observation_from_json, observation_to_json
-from tcgen05_conformance.harness.backends.registry import backend_from_spec
+from tcgen05_conformance.harness.backends.base import (
+    STATE,
+    Backend,
+    Observation,
+    Progress,
+    observation_from_json,
+    observation_to_json,
+    observes,
+)
+from tcgen05_conformance.harness.backends.registry import SpecError, backend_from_spec
 from tcgen05_conformance.harness.processes import how_it_ended, last_line
 
 DEFAULT_BATCH_SIZE = 20
@@ -178,12 +186,40 @@ class _Stopped(Exception):
 
 @dataclass
 class _Child:
-    """What one batch's child did: whether its backend was set up, how many observations it
-    reported (a prefix of the batch), and why it reported no more (one line), if it stopped early."""
+    """What one batch's child did: whether its backend was set up (and what it said of it, asked
+    for an empty batch), how many observations it reported (a prefix of the batch), why it reported
+    no more (one line), if it stopped early, and why its spec names no backend, if it does not."""
 
     ready: bool = False
     reported: int = 0
     failure: str = ""
+    facts: dict | None = None
+    refused: str | None = None
+
+
+@dataclass
+class BackendFacts:
+    """What the harness needs of a backend before it observes: its name, what it observes, why it
+    cannot run here (None: it can) and why every case of it is an error (None: none is)."""
+
+    name: str
+    observes: str = STATE
+    unavailable: str | None = None
+    broken: str | None = None
+
+
+def describe(backend: str, profile: str | None, timeout_s: float | None) -> BackendFacts:
+    """The facts of backend spec `backend` made for `profile`, made and asked in a watched child
+    (killed after `timeout_s`, None: no watchdog), so that no code of its runs in this process; a
+    child that dies or hangs before it answers makes the backend broken, saying how. SpecError
+    when the spec names no backend."""
+    child = _run_child(backend, profile, [], timeout_s, lambda k, o: None, set(), None)
+    if child.refused is not None:
+        raise SpecError(child.refused)
+    if child.facts is None:
+        return BackendFacts(backend, broken=f"backend {backend}: {child.failure}")
+    facts = child.facts
+    return BackendFacts(facts["name"], facts["observes"], facts["unavailable"], facts["broken"])
 
 
 def _run_child(backend: str, profile: str | None, programs: list[Program], timeout_s: float | None,
@@ -214,12 +250,12 @@ def _run_child(backend: str, profile: str | None, programs: list[Program], timeo
             live.discard(proc)
             proc.stdin.close()
             proc.stdout.close()
-        if child.reported == len(programs) or child.failure:
+        if (child.reported == len(programs) and (programs or child.ready)) or child.failure or child.refused:
             return child
         ids = [p.case_id for p in programs[child.reported:]]
-        shown = ", ".join(ids[:_IDS_SHOWN]) + (f" (+{len(ids) - _IDS_SHOWN} more)" if len(ids) > _IDS_SHOWN else "")
+        shown = (", ".join(ids[:_IDS_SHOWN]) + (f" (+{len(ids) - _IDS_SHOWN} more)" if len(ids) > _IDS_SHOWN else "")) or "(none)"
         stage = "" if child.ready else " before its backend was set up"
-        batch = f"batch of {len(programs)} case{'s' if len(programs) > 1 else ''}"
+        batch = f"batch of {len(programs)} case{'s' if len(programs) > 1 else ''}" if programs else "asked what it is"
         if timed_out:
             child.failure = f"timeout: {batch} exceeded {timeout_s:g} s (watchdog){stage}; unfinished case ids {shown}"
         else:
@@ -260,9 +296,12 @@ def _take(line: bytes, programs: list[Program], child: _Child, settle: Callable[
     """One protocol line: the ready signal or the next case's observation. False on a malformed line."""
     try:
         message = json.loads(line)
-        if message == {"ready": True}:
-            child.ready = True
+        if message.get("ready") is True:
+            child.ready, child.facts = True, message.get("facts")
             return True
+        if "refused" in message:
+            child.refused = str(message["refused"])
+            return False
         result = observation_from_json(message["observation"])
         if child.reported >= len(programs) or result.case_id != programs[child.reported].case_id:
             raise ValueError(f"observation of case {result.case_id} out of order")
@@ -295,7 +334,8 @@ def _exit_with_parent() -> None:
 
 
 def _child(request_path: str) -> int:
-    """The child's side: set the backend up, say so, then report each program's observation in turn."""
+    """The child's side: set the backend up, say so (with what `describe` asks, when the batch is
+    empty), then report each program's observation in turn."""
     with open(request_path, encoding="utf-8") as f:
         request = json.load(f)
     results = os.fdopen(os.dup(1), "w", encoding="utf-8")
@@ -307,7 +347,16 @@ def _child(request_path: str) -> int:
         results.flush()
 
     programs = [from_json(p) for p in request["programs"]]
-    backend = backend_from_spec(request["backend"], request["profile"])
+    try:
+        backend = backend_from_spec(request["backend"], request["profile"])
+    except SpecError as e:
+        send({"refused": str(e)})
+        return 0
+    if not programs:
+        reason = backend.unavailable_reason()
+        send({"ready": True, "facts": {"name": backend.name, "observes": observes(backend), "unavailable": reason,
+                                       "broken": getattr(backend, "broken", None)}})
+        return 0
     send({"ready": True})
     observe_one_at_a_time(backend, programs, lambda o: send({"observation": observation_to_json(o)}))
     return 0
