@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -167,7 +168,7 @@ def test_merge_refuses_what_is_not_every_shard_of_one_run_once(folders, tmp_path
     elif case == "examples":
         given, message = [s1, _copy_with(folders, tmp_path, "2/3", examples=41), s3], "examples 41 differs"
     elif case == "version":
-        given, message = [s1, s2, _copy_with(folders, tmp_path, "3/3", version="0.0.1")], "version '0.0.1' differs"
+        given, message = [s1, s2, _copy_with(folders, tmp_path, "3/3", version="0.0.1")], 'version "0.0.1" differs'
     elif case == "backends":
         backends = copy.deepcopy(_summary(folders["2/3"])["backends"])
         backends.pop("oracle")
@@ -190,3 +191,97 @@ def test_merge_refuses_what_is_not_every_shard_of_one_run_once(folders, tmp_path
     err = capsys.readouterr().err.strip()
     assert err.startswith("tcgen05-conformance: error: ") and "\n" not in err and message in err, err
     assert not out.exists()
+
+
+def _forged(folders, tmp_path: Path, shard: str, name: str, text: str | None = None, make=None) -> str:
+    """A copy of a shard's folder whose file `name` holds `text`, or is made by `make(path)`."""
+    copy_ = tmp_path / f"forged-{shard.replace('/', '-')}"
+    shutil.copytree(folders[shard], copy_)
+    (copy_ / name).unlink()
+    if make is None:
+        (copy_ / name).write_text(text)
+    else:
+        make(copy_ / name)
+    return str(copy_)
+
+
+def _results_edited(folders, shard: str, backend: str, status: str) -> str:
+    """The shard's results.json with the first passed case of `backend` given `status`."""
+    results = json.loads((folders[shard] / "results.json").read_text())
+    next(c for c in results[backend] if c["status"] == "pass")["status"] = status
+    return json.dumps(results)
+
+
+def _summary_with_backend(folders, shard: str, backend: str, **changes) -> str:
+    summary = _summary(folders[shard])
+    summary["backends"][backend].update(changes)
+    return json.dumps(summary)
+
+
+def _summary_with(folders, of: str, **changes) -> str:
+    return json.dumps({**_summary(folders[of]), **changes})
+
+
+# Forged and edited shard folders (issue 32, item 2): each refused on one line, exit 2, nothing written.
+FORGED = {
+    "a case edited from pass to fail": (lambda f, t: _forged(f, t, "2/3", "results.json", _results_edited(f, "2/3", "oracle", "fail")),
+                                        "the counts of \"oracle\" in summary.json are not those of its cases in results.json "
+                                        "(passed"),
+    "forged counts": (lambda f, t: _forged(f, t, "1/3", "summary.json", _summary_with_backend(f, "1/3", "oracle", passed=999, ran=999)),
+                      "the counts of \"oracle\" in summary.json are not those of its cases"),
+    "an unknown status": (lambda f, t: _forged(f, t, "3/3", "results.json", _results_edited(f, "3/3", "oracle", "passed")),
+                          "the results of \"oracle\" are not a list of case results"),
+    "a seed that is text": (lambda f, t: _forged(f, t, "1/3", "summary.json", _summary_with(f, "1/3", seed="3")),
+                            'seed "3" is not a whole number'),
+    "backends as a list": (lambda f, t: _forged(f, t, "1/3", "summary.json", _summary_with(f, "1/3", backends=[])),
+                           "backends [] is not an object"),
+    "no case_profiles": (lambda f, t: _forged(f, t, "1/3", "summary.json",
+                                              json.dumps({k: v for k, v in _summary(f["1/3"]).items() if k != "case_profiles"})),
+                         "summary.json: no case_profiles"),
+    "failures as text": (lambda f, t: _forged(f, t, "2/3", "summary.json", _summary_with(f, "2/3", failures="none")),
+                         'failures "none" is not a list'),
+    "a forged diff": (lambda f, t: _forged(f, t, "1/3", "summary.json",
+                                           _summary_with(f, "1/3", failures=[{"backend": "oracle", "case_id": "x", "diff": {"words": 1}}])),
+                      "is not a diff"),
+    "examples 10**12": (lambda f, t: _forged(f, t, "1/3", "summary.json", _summary_with(f, "1/3", examples=10**12)),
+                        "examples 1000000000000 is out of range (1 to 1,000,000)"),
+    "examples 10**6 for 40 cases": (lambda f, t: [_forged(f, t / str(k), s, "summary.json", _summary_with(f, s, examples=10**6))
+                                                  for k, s in enumerate(("1/3", "2/3", "3/3"))],
+                                    "not the 1,000,000 (and up to 200 value programs) of a run of --examples 1,000,000"),
+    "a shard 0/3": (lambda f, t: _forged(f, t, "1/3", "summary.json", _summary_with(f, "1/3", shard="0/3")),
+                    'shard "0/3" is not I/N'),
+    "nested 100000 deep": (lambda f, t: _forged(f, t, "1/3", "summary.json", "[" * 100_000 + "]" * 100_000),
+                           "not accepted: JSON nested more than 64 levels deep"),
+    "not JSON": (lambda f, t: _forged(f, t, "1/3", "results.json", "{"), "results.json: not JSON"),
+    "a summary that is /dev/zero": (lambda f, t: _forged(f, t, "1/3", "summary.json", make=lambda p: p.symlink_to("/dev/zero")),
+                                    "summary.json: not a regular file (a character device)"),
+    "a results.json that is a FIFO": (lambda f, t: _forged(f, t, "1/3", "results.json", make=lambda p: os.mkfifo(p)),
+                                      "results.json: not a regular file (a FIFO)"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FORGED))
+def test_merge_refuses_a_forged_or_edited_shard_on_one_line(folders, tmp_path, capsys, case):
+    make, message = FORGED[case]
+    forged = make(folders, tmp_path)
+    forged = forged if isinstance(forged, list) else [forged]
+    replaced = {Path(f).name.removeprefix("forged-").replace("-", "/") for f in forged}
+    given = forged + [str(folders[s]) for s in ("1/3", "2/3", "3/3") if s not in replaced]
+    out = tmp_path / "out"
+    assert main(["report", "merge", *given, "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("tcgen05-conformance: error: ") and "\n" not in err and message in err, err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("where", ["a shard", "inside a shard"])
+def test_merge_refuses_an_out_that_is_or_lies_inside_a_shard_and_leaves_the_shard_whole(folders, tmp_path, capsys, where):
+    given = [tmp_path / f"shard{i}" for i in (1, 2, 3)]
+    for i, folder in enumerate(given, 1):
+        shutil.copytree(folders[f"{i}/3"], folder)
+    before = {p: p.read_bytes() for p in given[1].rglob("*") if p.is_file()}
+    out = given[1] if where == "a shard" else given[1] / "merged"
+    assert main(["report", "merge", *map(str, given), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"--out {out} {'is' if where == 'a shard' else 'lies inside'} the shard folder {given[1]}" in err and "\n" not in err
+    assert {p: p.read_bytes() for p in given[1].rglob("*") if p.is_file()} == before

@@ -11,11 +11,15 @@ whole run's but for the command, machine, GPUs (null: each shard ran on its own)
 and durations (the shards' summed), and `shards`, which lists each shard's folder, command,
 machine, GPUs, finishing time and duration. The
 shards' value coverage is merged (each coverpoint's hits summed, its first case the earliest in
-the run's order) and must equal that of the run's programs."""
+the run's order) and must equal that of the run's programs.
+
+Nothing in a shard folder is taken on trust (`tcgen05_conformance.harness.shard_folder`): its
+files are read bounded and depth-checked, every field is checked against its domain, each
+backend's counts are recomputed from its cases and must equal those its summary states, and the
+merged counts are those of the cases. `--out` may not be, or lie inside, a shard folder."""
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from typing import Sequence
@@ -23,34 +27,22 @@ from typing import Sequence
 from tcgen05_conformance import __version__
 from tcgen05_conformance.harness import runner
 from tcgen05_conformance.harness.judge import CaseResult
-from tcgen05_conformance.harness.report import BACKEND_FIELDS, ReportDir, write_reports
+from tcgen05_conformance.core.inputs import printable, quoted
+from tcgen05_conformance.harness.report import ReportDir, write_reports
+from tcgen05_conformance.harness.shard_folder import (
+    RESULTS_FILE,
+    SUMMARY_FILE,
+    MergeError,
+    check_results,
+    check_summary,
+    counts,
+    read_json,
+    shard_of,
+)
 from tcgen05_conformance.harness.value_coverage import value_coverage_of_hits
 
-RESULTS_FILE = "results.json"  # a shard's per-case results, per backend
+__all__ = ["RESULTS_FILE", "MergeError", "check_out", "check_shards", "merge", "merged_value_coverage"]
 SAME = ("schema", "version", "seed", "examples", "profile", "reference")
-
-
-class MergeError(ValueError):
-    """Shard folders that do not make one run (the message names which and why, on one line)."""
-
-
-def _read(folder: str, name: str) -> object:
-    path = os.path.join(folder, name)
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except FileNotFoundError:
-        raise MergeError(f"{folder}: no {name} (a report folder of `run --shard I/N`)") from None
-    except (OSError, ValueError) as e:
-        raise MergeError(f"{path}: cannot read it ({' '.join(str(e).split())})") from None
-
-
-def _shard(folder: str, summary: dict) -> tuple[int, int]:
-    text = summary.get("shard")
-    if not text:
-        raise MergeError(f"{folder}: the report of a whole run, not of a shard (run --shard I/N)")
-    index, count = map(int, str(text).split("/"))
-    return index, count
 
 
 def _commit(summary: dict) -> str | None:
@@ -63,13 +55,15 @@ def check_shards(folders: Sequence[str], summaries: list[dict]) -> int:
     for folder, s in zip(folders, summaries):
         for key in SAME:
             if s.get(key) != first.get(key):
-                raise MergeError(f"{folder}: {key} {s.get(key)!r} differs from {folders[0]}'s {first.get(key)!r}")
+                raise MergeError(f"{printable(folder)}: {key} {quoted(s.get(key))} differs from {printable(folders[0])}'s "
+                                 f"{quoted(first.get(key))}")
         if list(s["backends"]) != list(first["backends"]):
-            raise MergeError(f"{folder}: backends {', '.join(s['backends'])} differ from {folders[0]}'s "
-                             f"{', '.join(first['backends'])}")
+            raise MergeError(f"{printable(folder)}: backends {', '.join(map(quoted, s['backends']))} differ from "
+                             f"{printable(folders[0])}'s {', '.join(map(quoted, first['backends']))}")
         if _commit(s) != _commit(first):
-            raise MergeError(f"{folder}: source commit {_commit(s)} differs from {folders[0]}'s {_commit(first)}")
-    shards = [_shard(folder, s) for folder, s in zip(folders, summaries)]
+            raise MergeError(f"{printable(folder)}: source commit {quoted(_commit(s))} differs from {printable(folders[0])}'s "
+                             f"{quoted(_commit(first))}")
+    shards = [shard_of(folder, s) for folder, s in zip(folders, summaries)]
     counts = {count for _, count in shards}
     if len(counts) > 1:
         raise MergeError(f"shards of different counts: {', '.join(f'{i}/{n}' for i, n in shards)}")
@@ -77,14 +71,18 @@ def check_shards(folders: Sequence[str], summaries: list[dict]) -> int:
     seen: dict[int, str] = {}
     for folder, (index, _) in zip(folders, shards):
         if index in seen:
-            raise MergeError(f"{folder} and {seen[index]} are both shard {index}/{count}")
+            raise MergeError(f"{printable(folder)} and {printable(seen[index])} are both shard {index}/{count}")
         seen[index] = folder
     missing = sorted(set(range(1, count + 1)) - set(seen))
     if missing:
         raise MergeError(f"shard{'s' if len(missing) > 1 else ''} {', '.join(f'{i}/{count}' for i in missing)} missing")
     if first["version"] != __version__:
-        raise MergeError(f"the shards were written by version {first['version']}; this is {__version__}, which may draw "
-                         "other programs")
+        raise MergeError(f"the shards were written by version {quoted(first['version'])}; this is {__version__}, which "
+                         "may draw other programs")
+    cases = sum(s["cases"] for s in summaries)
+    if not first["examples"] <= cases <= first["examples"] + runner.VALUE_PROGRAMS_MAX:
+        raise MergeError(f"the shards hold {cases:,} cases, not the {first['examples']:,} (and up to "
+                         f"{runner.VALUE_PROGRAMS_MAX} value programs) of a run of --examples {first['examples']:,}")
     return count
 
 
@@ -96,11 +94,11 @@ def _failure_data(failure: dict | None) -> dict:
 def _check_shares(folders: Sequence[str], summaries: list[dict], results: list[dict], programs: list) -> None:
     """Each shard holds exactly its share of the run's programs, for every backend."""
     for folder, s, shard_results in zip(folders, summaries, results):
-        share = {p.case_id for p in programs if runner.in_shard(p.case_id, _shard(folder, s))}
+        share = {p.case_id for p in programs if runner.in_shard(p.case_id, shard_of(folder, s))}
         held = [set(s["case_profiles"])] + [{c["case_id"] for c in shard_results.get(name, [])} for name in s["backends"]]
-        if any(cases != share for cases in held) or s["cases"] != sum(runner.in_shard(p.case_id, _shard(folder, s))
+        if any(cases != share for cases in held) or s["cases"] != sum(runner.in_shard(p.case_id, shard_of(folder, s))
                                                                          for p in programs):
-            raise MergeError(f"{folder}: its cases are not shard {s['shard']}'s share of the run's programs")
+            raise MergeError(f"{printable(folder)}: its cases are not shard {s['shard']}'s share of the run's programs")
 
 
 def merged_value_coverage(folders: Sequence[str], summaries: list[dict], programs: list) -> dict:
@@ -112,28 +110,42 @@ def merged_value_coverage(folders: Sequence[str], summaries: list[dict], program
     for folder, s in zip(folders, summaries):
         points = (s.get("value_coverage") or {}).get("points")
         if not isinstance(points, dict):
-            raise MergeError(f"{folder}: its summary.json has no value coverage (value_coverage.points)")
+            raise MergeError(f"{printable(folder)}: its summary.json has no value coverage (value_coverage.points)")
         for point, hit in points.items():
-            if not isinstance(hit, dict) or type(hit.get("hits")) is not int or hit["hits"] < 0:
-                raise MergeError(f"{folder}: value coverpoint {point!r} has no hit count")
+            if not isinstance(hit, dict) or type(hit.get("hits")) is not int or not 0 <= hit["hits"] <= 10**9:
+                raise MergeError(f"{printable(folder)}: value coverpoint {quoted(point)} has no hit count")
             counts[point] += hit["hits"]
             case = hit.get("first_case")
             if case is None:
                 continue
             if not isinstance(case, str) or case not in order:
-                raise MergeError(f"{folder}: the first case {case!r} of value coverpoint {point!r} is not a case of the run")
+                raise MergeError(f"{printable(folder)}: the first case {quoted(case)} of value coverpoint {quoted(point)} is "
+                                 "not a case of the run")
             if point not in first or order[case] < order[first[point]]:
                 first[point] = case
     return value_coverage_of_hits(counts, first)
+
+
+def check_out(folders: Sequence[str], out: str) -> None:
+    """MergeError when the output folder `out` is, or lies inside, one of the shard folders (the
+    merged reports would overwrite a shard's)."""
+    target = os.path.realpath(out)
+    for folder in folders:
+        source = os.path.realpath(folder)
+        if os.path.commonpath([source, target]) == source:
+            where = "is" if source == target else "lies inside"
+            raise MergeError(f"--out {printable(out)} {where} the shard folder {printable(folder)}: the merged reports would "
+                             "overwrite it")
 
 
 def merge(folders: Sequence[str], out: str, command: list[str]) -> tuple[dict, list[str]]:
     """Merge the shard report folders into `out`: (the summary, the paths written)."""
     if not folders:
         raise MergeError("no shard folders to merge")
-    summaries = [_read(folder, "summary.json") for folder in folders]
+    check_out(folders, out)
+    summaries = [check_summary(folder, read_json(folder, SUMMARY_FILE)) for folder in folders]
     check_shards(folders, summaries)
-    results = [_read(folder, RESULTS_FILE) for folder in folders]
+    results = [check_results(folder, read_json(folder, RESULTS_FILE), s) for folder, s in zip(folders, summaries)]
     first = summaries[0]
     programs = runner.generate_programs(first["examples"], first["seed"])
     _check_shares(folders, summaries, results, programs)
@@ -148,7 +160,7 @@ def merge(folders: Sequence[str], out: str, command: list[str]) -> tuple[dict, l
                                  for c in merged_results[name]]
         per_shard = [s["backends"][name] for s in summaries]
         outcome.summaries[name] = runner.BackendSummary(
-            **{k: sum(b[k] for b in per_shard) for k in BACKEND_FIELDS},
+            **counts(merged_results[name]),
             skip_reason=next((b["skip_reason"] for b in per_shard if b["skip_reason"]), None),
             duration_s=round(sum(b["duration_s"] for b in per_shard), 3), role=per_shard[0]["role"])
     duration = sum(s["duration_s"] for s in summaries)
@@ -157,7 +169,7 @@ def merge(folders: Sequence[str], out: str, command: list[str]) -> tuple[dict, l
         raise MergeError("the shards' value coverage hits, merged, differ from those of the run's programs")
     summary["shards"] = [{"folder": folder, "shard": s["shard"], "command": s["command"], "machine": s["machine"],
                           "gpus": s.get("gpus"), "finished_utc": s.get("finished_utc"), "duration_s": s["duration_s"]}
-                         for folder, s in sorted(zip(folders, summaries), key=lambda fs: _shard(*fs))]
+                         for folder, s in sorted(zip(folders, summaries), key=lambda fs: shard_of(*fs))]
     folder = ReportDir(out)
     try:
         for name, text in runner.failing_case_files(outcome).items():
