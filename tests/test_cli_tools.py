@@ -65,7 +65,7 @@ def test_help_describes_each_subcommand(words, capsys):
 
 
 def test_every_subcommand_is_listed_and_tested():
-    """A new subcommand must be added to SUBCOMMANDS (help, docs check) and to the README's table."""
+    """A new subcommand must be added to SUBCOMMANDS (help, docs check) and to docs/running.md's list of what each command is for."""
     found = []
 
     def walk(p, words):
@@ -75,9 +75,9 @@ def test_every_subcommand_is_listed_and_tested():
 
     walk(parser(), [])
     assert sorted(found) == sorted([*SUBCOMMANDS, ["vectors"]])
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    running = (ROOT / "docs" / "running.md").read_text(encoding="utf-8")
     leaves = [w for w in found if not _subparsers(_subparser(w))]
-    assert [w for w in leaves if f"`tcgen05-conformance {' '.join(w)}" not in readme] == []
+    assert [w for w in leaves if f"`tcgen05-conformance {' '.join(w)}" not in running] == []
 
 
 def test_help_does_not_import_the_tools():
@@ -108,7 +108,7 @@ def test_documented_command_lines_parse_as_documented():
             while words and words[0] in _subparsers(p):
                 path.append(words[0])
                 p = _subparsers(p)[words.pop(0)]
-            assert path, f"{name}: `tcgen05-conformance {line}` names no subcommand"
+            assert path or all(w.startswith("--") for w in words), f"{name}: `tcgen05-conformance {line}` names no subcommand"
             options = {o for a in p._actions for o in a.option_strings}
             for word in words:
                 for option in re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", word):
