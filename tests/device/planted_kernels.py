@@ -58,8 +58,8 @@ class HangingKernel:
 
 class HangingGpuLauncher(GpuLauncher):
     """A campaign's GPU launcher (`tcgen05_conformance.campaign.run.GpuLauncher`) on a real GPU, but
-    the first launch group worker `target` submits is followed on its stream by the hanging kernel,
-    and so is that group wherever it runs again, as a kernel that hangs on its data would be: the
+    the first launch group worker `target` submits is queued on its stream behind the hanging
+    kernel, and so is that group wherever it runs again, as a kernel that hangs on its data would be: the
     GPU itself hangs, and the campaign's watchdog must charge that group alone while the other GPUs
     keep working. The group is named across processes as `tests.fake_launchers` names it."""
 
@@ -75,10 +75,9 @@ class HangingGpuLauncher(GpuLauncher):
         return self.index == self.target and claim_first(f"hang-{self.index}", name)
 
     def stream_submit(self, groups, batch):
-        queued = super().stream_submit(groups, batch)
         if any(self.hangs(g) for g in groups):
-            self.gpu.launch(self.hang, 1, 1, 0)  # queued behind the batch: its results never come back
-        return queued
+            self.gpu.launch(self.hang, 1, 1, 0)  # the batch queues behind it on the GPU's stream: it never runs
+        return super().stream_submit(groups, batch)
 
     def launch(self, group):
         if self.hangs(group):

@@ -25,7 +25,7 @@ def two_gpus(hopper_gpu, tmp_path, monkeypatch) -> list[str]:
 
 
 def test_a_hang_on_one_gpu_of_two_costs_its_launch_and_the_other_gpu_works_on(two_gpus, tmp_path):
-    settings = tool.Settings(programs=20_000, seed=33, data_sets=4, chunk=1_000, numerics=tool.CHECKER,
+    settings = tool.Settings(programs=2_000, seed=33, data_sets=4, chunk=100, numerics=tool.CHECKER,
                              draw=tool.GPU_DRAW, cache_dir=str(tmp_path / "kernels"))
     groups = _stream_groups(settings)
     report = tool.campaign(settings, 4, two_gpus, "tests.device.planted_kernels:hang_on_gpu_1", None, WATCHDOG_S,
