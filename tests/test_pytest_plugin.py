@@ -53,6 +53,23 @@ def test_without_the_backend_option_the_plugin_adds_nothing(pytester, generated)
     assert "tcgen05[" not in result.stdout.str() and calls == []
 
 
+def test_without_the_backend_option_a_session_imports_nothing_heavy(pytester):
+    """pytest loads the plugin in every session of the environment: until it is asked to run, it
+    imports its options' facts alone, never numpy, Hypothesis, the oracle or the device code."""
+    pytester.makepyfile("""
+        import sys
+
+        HEAVY = ("numpy", "hypothesis", "ml_dtypes", "tabulate", "cuda")
+
+        def test_nothing_heavy(request):
+            assert request.config.pluginmanager.hasplugin("tcgen05-conformance")
+            loaded = sorted(m for m in sys.modules if m.split(".")[0] in HEAVY
+                            or m.startswith("tcgen05_conformance.") and m.split(".")[1] not in ("core", "harness"))
+            assert loaded == []
+    """)
+    pytester.runpytest_subprocess().assert_outcomes(passed=1)
+
+
 def test_the_oracle_backend_runs_one_test_per_program_of_run_beside_the_projects_own(pytester):
     expected = [f"tcgen05[oracle-{p.label}-{p.case_id}]" for p in generate_programs(4, 2)]
     pytester.makepyfile(test_own="def test_own(): pass")
