@@ -19,6 +19,7 @@ from tests.fault_backends import planted_programs
 
 PARAMS = {"seed": 0, "examples": 3, "backends": ["oracle"], "reference": "oracle", "profile": "exact"}
 PLANTED = "tests.fault_backends:Planted"
+HEADER = b'{"journal":"tcgen05-conformance/journal/2","run":' + json.dumps(PARAMS).encode() + b',"key":"00"}\n'
 PLANTED_REFERENCE = "tests.fault_backends:PlantedReference"
 
 
@@ -72,19 +73,19 @@ def test_resuming_a_journal_of_another_run_is_refused_on_one_line(tmp_path):
 
 
 @pytest.mark.parametrize("content, message", [
-    (b"hello", "not a tcgen05-conformance/journal/1 file"),
-    (b"hello\nworld\n", "not a tcgen05-conformance/journal/1 file"),
-    (b'{"journal":"tcgen05-conformance/journal/1","run":' + json.dumps(PARAMS).encode() + b'}\n{"oops\n{"backend":"oracle"}\n',
+    (b"hello", "not a tcgen05-conformance/journal/2 file"),
+    (b"hello\nworld\n", "not a tcgen05-conformance/journal/2 file"),
+    (b'{"journal":"tcgen05-conformance/journal/1","run":' + json.dumps(PARAMS).encode() + b'}\n',
+     "written by an older version \\(tcgen05-conformance/journal/1\\), whose records carry no check: start a new journal"),
+    (HEADER + b'{"oops\n{"backend":"oracle"}\n',
      "line 2 is not JSON"),
-    (b'{"journal":"tcgen05-conformance/journal/1","run":' + json.dumps(PARAMS).encode() + b'}\n{"backend":"oracle"}\n',
+    (HEADER + b'{"backend":"oracle"}\n',
      "line 2 is not a case record"),
     # issue 15: a record with an unknown status was counted as run, neither passed nor failed.
-    (b'{"journal":"tcgen05-conformance/journal/1","run":' + json.dumps(PARAMS).encode() + b'}\n'
-     b'{"backend":"oracle","case_id":"a","status":"passed","detail":"","data":{}}\n',
+    (HEADER + b'{"backend":"oracle","case_id":"a","status":"passed","detail":"","data":{},"check":""}\n',
      'line 2 has status "passed", not one of pass, fail, error, skip'),
-    (b'{"journal":"tcgen05-conformance/journal/1","run":' + json.dumps(PARAMS).encode() + b'}\n'
-     b'{"backend":"oracle","case_id":"a","status":"pass","detail":7,"data":{}}\n', "line 2 is not a case record"),
-    (b'{"journal":"tcgen05-conformance/journal/1","run":' + json.dumps(PARAMS).encode() + b'}\n' + b"[" * 1000 + b"\n",
+    (HEADER + b'{"backend":"oracle","case_id":"a","status":"pass","detail":7,"data":{}}\n', "line 2 is not a case record"),
+    (HEADER + b"[" * 1000 + b"\n",
      "line 2 is not accepted: JSON nested more than 64 levels deep"),
 ])
 def test_a_file_that_is_not_a_journal_is_refused_and_left_as_it_was(tmp_path, content, message):
@@ -187,3 +188,72 @@ def _keys(path) -> list[tuple[str, str]]:
     """(backend, case id) of each complete record line, in order."""
     lines = path.read_bytes().split(b"\n")[1:-1]
     return [(r["backend"], r["case_id"]) for r in map(json.loads, lines)]
+
+
+def test_a_record_edited_after_it_was_written_is_refused(tmp_path):
+    path = str(tmp_path / "j")
+    with Journal.open(path, PARAMS) as j:
+        j.record("oracle", CaseResult("a", PASS, "", {}))
+        j.record("oracle", CaseResult("b", PASS, "", {}))
+    text = open(path).read()
+    with open(path, "w") as f:
+        f.write(text.replace('"case_id":"b","status":"pass"', '"case_id":"b","status":"fail"'))
+    with pytest.raises(JournalError, match=r"line 3 fails its check \(a record edited, or not written by this journal's run\)"):
+        Journal.open(path, PARAMS)
+
+
+def test_a_record_moved_from_another_journal_of_the_same_run_is_refused(tmp_path):
+    first, second = str(tmp_path / "first"), str(tmp_path / "second")
+    for path in (first, second):
+        with Journal.open(path, PARAMS) as j:
+            j.record("oracle", CaseResult("a" if path == first else "b", FAIL, "planted", {}))
+    with open(second, "a") as f:
+        f.write(open(first).read().splitlines()[1] + "\n")
+    with pytest.raises(JournalError, match="line 3 fails its check"):
+        Journal.open(second, PARAMS)
+
+
+def test_run_refuses_a_journal_whose_pass_was_edited_to_fail(tmp_path, capsys):
+    journal = tmp_path / "j"
+    argv = ["run", "--backend", "oracle", "--examples", "2", "--journal", str(journal), "--report-dir", str(tmp_path / "out")]
+    assert main(argv) == 0
+    journal.write_text(journal.read_text().replace('"status":"pass","detail":""', '"status":"fail","detail":"edited"', 1))
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert err.startswith(f"tcgen05-conformance: error: journal {journal}: line 2 fails its check")
+
+
+@pytest.mark.parametrize("special, kind", [("/dev/null", "a character device"), ("/dev/zero", "a character device"),
+                                           ("fifo", "a FIFO"), ("folder", "a directory")])
+def test_run_refuses_a_journal_that_is_no_regular_file_on_one_line(tmp_path, capsys, special, kind):
+    path = special
+    if special == "fifo":
+        path = str(tmp_path / "fifo")
+        os.mkfifo(path)
+    elif special == "folder":
+        path = str(tmp_path)
+    argv = ["run", "--backend", "oracle", "--examples", "1", "--journal", path, "--report-dir", str(tmp_path / "out")]
+    assert main(argv) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if "deprecated" not in line]
+    assert len(err) == 1 and err[0].startswith(f"tcgen05-conformance: error: journal {path}: ") and kind in err[0], err
+
+
+def test_on_a_full_disk_the_reports_are_written_and_the_journals_error_named(tmp_path, monkeypatch, capsys):
+    written = []
+
+    def full_after_the_header(self, line: bytes) -> None:
+        if written:
+            raise OSError(28, "No space left on device")
+        written.append(line)
+        self._file.write(line + b"\n")
+
+    monkeypatch.setattr(Journal, "_write", full_after_the_header)
+    journal = tmp_path / "j"
+    argv = ["run", "--backend", "oracle", "--examples", "3", "--journal", str(journal), "--report-dir", str(tmp_path / "out")]
+    assert main(argv) == 0
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["backends"]["oracle"]["passed"] == summary["cases"] > 0
+    err = capsys.readouterr().err
+    assert (f"tcgen05-conformance: warning: journal {journal}: cannot write (No space left on device) after 0 records: "
+            "the rest of the run was not journaled (a resume runs it again)\n") in err

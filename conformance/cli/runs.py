@@ -148,6 +148,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                                  timeout_s=args.timeout, batch_size=args.batch_size or DEFAULT_BATCH_SIZE, jobs=args.jobs,
                                  gpus=gpus, in_process=args.in_process)
         summary, paths = _write_run_reports(args, outcome, folder, time.perf_counter() - started)
+        if journal is not None and journal.error:  # the reports hold every result; the journal says where it stopped
+            print(f"{PROG}: warning: {journal.error}", file=sys.stderr)
     finally:
         if journal is not None:
             journal.close()

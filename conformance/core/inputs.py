@@ -81,7 +81,7 @@ def read_file(path: str, max_bytes: int, name: str | None = None) -> bytes:
     except OSError as e:
         raise InputError(f"{name}: cannot read ({e.strerror})") from None
     if not stat.S_ISREG(kind):
-        raise InputError(f"{name}: not a regular file ({_kind(kind)})")
+        raise InputError(f"{name}: not a regular file ({file_kind(kind)})")
     try:
         with open(path, "rb") as f:
             data = f.read(max_bytes + 1)
@@ -101,7 +101,8 @@ def read_text(path: str, max_bytes: int) -> str:
         raise InputError(f"{printable(str(path))}: byte {e.start} ({data[e.start]:#04x}) is not UTF-8") from None
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular one is (its `st_mode`), for a one-line refusal."""
     for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
                        (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
         if test(mode):
