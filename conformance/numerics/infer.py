@@ -1509,6 +1509,9 @@ def run_command(args, command: str) -> tuple[dict, int]:
                                       **({"target": RECORDED_TARGETS[Path(source).name]}
                                          if Path(source).name in RECORDED_TARGETS else {})})
         report = {**profile.as_dict(), "inference": {"recorded": [r.report() for r in results]}}
+        if not datapaths:  # an empty profile judges nothing: not a result to exit 0 with
+            report["inference"]["errors"] = {"datapaths": f"no datapath of the model fits the vectors recorded in {source}"
+                                             f" ({len(results)} recorded format pairs{', --formats ' + args.formats if formats else ''})"}
     else:
         try:
             result = infer_profile(source, args.name, formats=formats, confirm_vectors=args.confirm, seed=args.seed,

@@ -594,6 +594,15 @@ _TYPES = {"instruction": (str,), "k_step": (int, type(None)), "split_ways": (int
           "align_frac_bits": (int, type(None)), "align_floor": (int, type(None)),
           "group_precision": (int, type(None)), "subnormal_inputs": (bool,), "subnormal_outputs": (bool,)}
 _POSITIVE = ("k_step", "split_ways", "split_stride", "group_precision")
+#: What a datapath can have, for the integer parameters a profile file gives (a value outside is
+#: refused on one line instead of asking the model for gigabytes or an overflow): a step or group
+#: of at most MAX_K_STEP products (an instruction's K is at most 96, sm_103a's mxf4), alignment
+#: widths `numerics infer` searches (a wider one acts as exact alignment, null), a floor within
+#: the exponents of double precision, a group precision up to quadruple's.
+MAX_K_STEP = 512
+_RANGES = {"k_step": (1, MAX_K_STEP), "split_ways": (1, MAX_K_STEP), "split_stride": (1, MAX_K_STEP),
+           "block_group": (1, MAX_K_STEP), "align_frac_bits": (0, 64), "align_floor": (-1100, 1100),
+           "group_precision": (1, 113)}
 
 
 def _fail(where: str, what: str):
@@ -632,6 +641,9 @@ def datapath_from_dict(data: Any, where: str = "$") -> Datapath:
             _fail(f"{where}.{p}.value", f"expected {' or '.join(t.__name__ for t in _TYPES[p])}, got {json.dumps(value)[:40]}")
         if p in _POSITIVE and value is not None and value < 1:
             _fail(f"{where}.{p}.value", f"must be at least 1, got {value}")
+        if p in _RANGES and value is not None and not _RANGES[p][0] <= value <= _RANGES[p][1]:
+            _fail(f"{where}.{p}.value", f"{str(value)[:40]} is out of range: {_RANGES[p][0]} to {_RANGES[p][1]}"
+                  + (" (null for exact alignment)" if p == "align_frac_bits" else ""))
         values[p] = value
         provenance[p] = _string(entry["provenance"], f"{where}.{p}.provenance")
     try:

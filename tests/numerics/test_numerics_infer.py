@@ -358,3 +358,11 @@ def test_a_simulators_refusals_count_as_disagreements_with_the_first_named(tmp_p
         assert list(source.evaluate("f16", "f32", a, a, np.zeros(3, np.uint32)).view(np.float32)) == [16.0] * 3
     finally:
         source.close()
+
+
+def test_recorded_vectors_no_datapath_fits_exit_1_not_an_empty_profile_with_0(tmp_path, capsys):
+    """Issue 32: `numerics infer --backend recorded:` exited 0 with an empty profile when no datapath fit."""
+    out = tmp_path / "profile.json"
+    assert main(["numerics", "infer", "--backend", "recorded:B200", "--formats", "nosuch", "--out", str(out)]) == 1
+    report = json.loads(out.read_text())
+    assert report["datapaths"] == {} and "no datapath of the model fits" in report["inference"]["errors"]["datapaths"]
