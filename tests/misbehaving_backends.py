@@ -1,8 +1,9 @@
 """Plugin backends that misbehave as devices under test do, loaded as
 `tests.misbehaving_backends:NAME`: `Misbehaving` observes every program's initial state (what
 `tests.fault_backends:PlantedReference` observes) unless $MISBEHAVE names one thing to do wrong in
-`observe` (or, for `unavailable`, in `unavailable_reason`); `make_class` returns the class instead
-of a backend, and `exiting_factory` calls sys.exit(0) as it is called."""
+`observe` (or, for `unavailable`, in `unavailable_reason`; `text` answers HOSTILE_TEXT as each
+case's error); `make_class` returns the class instead of a backend, and `exiting_factory` calls
+sys.exit(0) as it is called."""
 
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ MISBEHAVIOURS = {
     "unavailable": "unavailable_reason() raised SystemExit(0)",
     "os_exit": "crash: child exited with status 0",
 }
+# what `text` reports as every case's error: a terminal escape, HTML, a table bar, a newline, a bell
+HOSTILE_TEXT = "\x1b[2J\x1b[31mred<script>alert(1)</script> | cell\nsecond line\x07"
 
 
 class Misbehaving:
@@ -65,6 +68,8 @@ class Misbehaving:
             return [{"case_id": o.case_id} for o in good]
         if how == "data":
             return [Observation(o.case_id, state=o.state, data={"x": object()}) for o in good]
+        if how == "text":
+            return [Observation(o.case_id, error=HOSTILE_TEXT) for o in good]
         if how == "state":
             return [Observation(o.case_id, state="a state") for o in good]
         return good

@@ -235,7 +235,7 @@ def _print_run(args: argparse.Namespace, summary: dict, paths: list[str]) -> int
           f"{summary['duration_s']:.1f} s; reports: {', '.join(paths)}")
     failures = summary["failures"]
     for f in failures[:FAILURES_PRINTED]:
-        print(f"  FAIL {f['case_id']} [{f['backend']}] {f['detail']}\n       {f['replay']}  (in {summary['replay_dir']})")
+        print(f"  FAIL {f['case_id']} [{f['backend']}] {printable(f['detail'])}\n       {printable(f['replay'])}  (in {summary['replay_dir']})")
     if len(failures) > FAILURES_PRINTED:
         print(f"  ... and {len(failures) - FAILURES_PRINTED} more failures (report.md, summary.json)")
     values = summary["value_coverage"]
@@ -280,9 +280,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     for name, (r,) in outcome.results.items():
         reason = outcome.summaries[name].skip_reason
         if reason:
-            print(f"{p.case_id} [{name}] skipped: {reason}")
+            print(f"{p.case_id} [{name}] skipped: {printable(reason)}")
             continue
-        print(f"{p.case_id} [{name}] {r.status}" + (f": {r.detail}" if r.detail else ""))
+        print(f"{p.case_id} [{name}] {r.status}" + (f": {printable(r.detail)}" if r.detail else ""))
         if r.status != "pass":
             worst = EXIT_FAILED
     return worst

@@ -158,7 +158,9 @@ def _facts(s: dict) -> list[tuple[str, str, str]]:
 
 
 def _md_cell(text: object) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """Text a backend or a user gave, as Markdown shows it literally, on one line: control
+    characters as their escapes, HTML (`<script>`) as entities, table bars and backticks escaped."""
+    return html.escape(printable(str(text)), quote=False).replace("|", "\\|").replace("`", "\\`")
 
 
 def _md_heat_cell(cases: int, failed: int, applicable: bool) -> str:
@@ -183,7 +185,7 @@ def markdown(s: dict) -> str:
     if not s["failures"]:
         lines += ["No failures.", ""]
     for f in s["failures"][:FAILURES_SHOWN]:
-        lines += [f"### `{f['case_id']}` {f['status']} on {f['backend']}{_judged(f)}", "",
+        lines += [f"### `{f['case_id']}` {f['status']} on {_md_cell(f['backend'])}{_judged(f)}", "",
                   f"{_md_cell(_what(f))}: {_md_cell(failure_message(f))}", ""]
         if _mismatches(f):
             rows = [[_md_cell(c) for c in mismatch_row(m)] for m in _mismatches(f)]
