@@ -146,3 +146,19 @@ def test_read_state_names_the_file_that_is_missing_or_of_the_wrong_size(tmp_path
         f.truncate(3 << 30)  # sparse: no disk used
     with pytest.raises(VectorsError, match=r"^ld0.bin: larger than 256 bytes$"):
         read_state(str(tmp_path), layout)
+
+
+def test_an_export_folder_another_export_is_writing_is_refused_on_one_line(tmp_path, capsys):
+    """Issue 32: two `export --out D` at once both exited 0, and one index silently replaced the other."""
+    from tcgen05_conformance.harness.report import ReportDir
+
+    out = tmp_path / "exported"
+    holder = ReportDir(str(out))  # what a running export (or run) holds on its folder
+    try:
+        assert main(["export", "--examples", "1", "--out", str(out)]) == 2
+    finally:
+        holder.close()
+    err = [line for line in capsys.readouterr().err.splitlines() if "deprecated" not in line]
+    assert err == [f"tcgen05-conformance: error: --out: report directory {out} is in use by another run"]
+    assert not (out / "index.json").exists()
+    assert main(["export", "--examples", "1", "--out", str(out)]) == 0  # released: the next export goes ahead

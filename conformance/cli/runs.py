@@ -303,17 +303,23 @@ def add_export(sub) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from tcgen05_conformance.harness.report import ReportDir, ReportDirError
+
+    try:  # checked, and locked against another export or run, before the first program is drawn
+        folder = ReportDir(args.out)
+    except ReportDirError as e:
+        raise UsageError(f"--out: {e}") from None
+    try:
+        return _export(args)
+    finally:
+        folder.close()
+
+
+def _export(args: argparse.Namespace) -> int:
+    """`export` into its checked and locked --out folder."""
     from tcgen05_conformance.harness import runner
     from tcgen05_conformance.harness.export import INDEX_FILE, export
 
-    if os.path.lexists(args.out) and not os.path.isdir(args.out):
-        raise UsageError(f"--out {args.out}: exists and is not a directory")
-    try:  # checked before the first program is drawn
-        os.makedirs(args.out, exist_ok=True)
-    except OSError as e:
-        raise UsageError(f"--out {args.out}: cannot create it ({e.strerror})") from None
-    if not os.access(args.out, os.W_OK | os.X_OK):
-        raise UsageError(f"--out {args.out}: not writable")
     programs = runner.generate_programs(args.examples, args.seed, runner.Progress("drawing", args.examples, "programs"))
     references, profiles = runner.reference_observations(programs, args.reference, args.profile,
                                                          runner.Progress(args.reference, len(programs)))
