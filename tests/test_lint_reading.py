@@ -58,14 +58,15 @@ def test_string_macros_are_resolved_and_other_templates_named(tmp_path, capsys):
               'void f(unsigned d) {\n'
               '  asm volatile(ALLOC :: "r"(d));\n'
               '  asm volatile(PREFIX ".sync.aligned.shared::cta.b32 [%0], 48;" :: "r"(d));\n'
-              '  asm volatile(make_template() :: "r"(d));\n'
+              '  asm volatile(make_tcgen05_template() :: "r"(d));\n'
+              '  asm volatile(make_cvt_template() :: "r"(d));\n'  # names no tensor-core opcode: not reported
               '}\n')
     path = tmp_path / "k.cu"
     path.write_text(source)
     _, report = lint_json([str(path)], capsys)
     records = report["instructions"]
     assert [(r["line"], r["verdict"]) for r in records] == [(4, "illegal"), (5, "illegal"), (6, "unparsed")]
-    assert "make_template" in records[2]["why"]
+    assert "make_tcgen05_template" in records[2]["why"]
 
 
 def test_an_unbalanced_statement_costs_only_itself(tmp_path, capsys):

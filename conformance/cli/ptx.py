@@ -60,6 +60,10 @@ def add(sub) -> None:
         "--count", dest="examples", type=int, default=5000, metavar="N",
         help="instructions, half legal, half one-rule-broken (default 5000; before 1.0 --examples)"))
     agr.add_argument("--seed", type=int, default=0, help="generation seed (default 0)")
+    agr.add_argument("--hostile", action="store_true",
+                     help="the hostile corpus instead: N one-token mutations of legal instructions in drawn spellings, "
+                          "each assembled in a child process (fails on a `legal` ptxas rejects or an assembler rule "
+                          "ptxas accepts)")
     agr.add_argument("--out", metavar="FILE", help="write the JSON report here (default: stdout)")
     agr.set_defaults(func=cmd_lint_agreement)
 
@@ -142,15 +146,16 @@ def cmd_spellings(args: argparse.Namespace) -> int:
 
 
 def cmd_lint_agreement(args: argparse.Namespace) -> int:
-    from tcgen05_conformance.lint.agreement import passed, run
+    from tcgen05_conformance.lint import agreement, hostile_agreement
 
-    report = run(args.arch, args.examples, args.seed, _progress)
+    measurement = hostile_agreement if args.hostile else agreement
+    report = measurement.run(args.arch, args.examples, args.seed, _progress)
     report["command"] = command_line(args)
     if args.out:
         _write(args.out, report)
     else:
         print_json(report)
-    return EXIT_OK if passed(report) else EXIT_FAILED
+    return EXIT_OK if measurement.passed(report) else EXIT_FAILED
 
 
 def _write(path: str, report: dict) -> None:

@@ -23,7 +23,7 @@ from tcgen05_conformance.core.ptx.spelling import Spelling
 from tcgen05_conformance.harness.against_assembler import assemble_instructions
 from tcgen05_conformance.lint.verdicts import verdict
 from tcgen05_conformance.device.assembler import assembler_version
-from tcgen05_conformance.device.ptx.kernels import entry_for
+from tcgen05_conformance.device.ptx.kernels import MODULE_PREAMBLE, entry_for
 from tcgen05_conformance.generators.instructions import legal_instructions
 from tcgen05_conformance.generators.sampling import draw_examples
 from tcgen05_conformance.generators.violations import illegal_instructions
@@ -70,7 +70,7 @@ def run(arch: str, examples: int, seed: int, progress: Callable[[str], None] = l
     features: Counter = Counter()
     disagreements = []
     for k, ((rule, instr), s, outcome) in enumerate(zip(drawn, spellings, outcomes)):
-        text = entry_for(instr, k, s)
+        text = MODULE_PREAMBLE + entry_for(instr, k, s)
         parsed = read_ptx(text)
         features.update(spelling_features(instr, s))
         counts["instructions"] += 1

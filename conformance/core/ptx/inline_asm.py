@@ -1,7 +1,7 @@
 """The PTX inside a CUDA C++ source: every `asm(...)` / `asm volatile(...)` / `__asm__(...)`
 statement's template (its adjacent string literals, unescaped, and string macros the file
 `#define`s) with each `%N` / `%[name]` operand replaced by a placeholder the parser knows: a
-register of the constraint's width ("h" 16, "r" / "f" 32, "l" / "d" 64 bits), or for "n" an
+register of the constraint's type ("h" .u16, "r" .u32, "f" .f32, "l" .u64, "d" .f64), or for "n" an
 immediate, written as the literal when the C++ expression is an integer literal and as an
 immediate of unknown value otherwise. Each character of the template keeps its source line,
 so instructions are reported where they are written.
@@ -24,7 +24,9 @@ from dataclasses import dataclass
 
 from tcgen05_conformance.core.ptx.parse import Parsed, Registers, integer, read_ptx
 
-CONSTRAINT_BITS = {"h": 16, "r": 32, "f": 32, "l": 64, "d": 64, "c": 16}
+# The PTX register type nvcc binds an operand of each constraint to (CUDA "Inline PTX Assembly",
+# section 1.1.1: "h" .u16, "r" .u32, "l" .u64, "f" .f32, "d" .f64; "c" is 8 bits in a 16-bit register)
+CONSTRAINT_TYPES = {"h": "u16", "r": "u32", "l": "u64", "f": "f32", "d": "f64", "c": "u16"}
 # C++ [lex.ccon] simple escapes; \0... octal and \x hexadecimal are decoded apart.
 _ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "'": "'", "?": "?", "r": "", "a": "\a", "b": "\b",
             "f": "\f", "v": "\v"}
@@ -35,7 +37,7 @@ _PREFIX = r"(?:u8|u|U|L)?"
 # One token of C++ (after the raw strings, which the lexer finds by hand): the alternatives are
 # tried in order, and each consumes at least one character, so the scan is linear.
 _TOKEN = re.compile(
-    r"(?P<space>[ \t\r\f\v]+)"
+    r"(?P<space>(?:[ \t\r\f\v]|\\\n)+)"  # a backslash-newline splices two lines (C++ [lex.phases] 2)
     r"|(?P<newline>\n)"
     r"|(?P<comment>//(?:[^\n\\]|\\.)*|/\*(?:[^*]|\*(?!/))*(?:\*/)?)"
     rf"|(?P<string>{_PREFIX}\"(?:[^\"\\\n]|\\.)*\"?)"
@@ -245,6 +247,19 @@ def _split(tokens: list[Token], separator: str) -> list[list[Token]]:
     return parts
 
 
+def _closing(tokens: list[Token], k: int) -> int:
+    """The index of the bracket closing the one at k."""
+    depth = 0
+    for j in range(k, len(tokens)):
+        if tokens[j].kind == "punct" and tokens[j].text in "([{":
+            depth += 1
+        elif tokens[j].kind == "punct" and tokens[j].text in ")]}":
+            depth -= 1
+            if depth == 0:
+                return j
+    return len(tokens)
+
+
 def _operands(tokens: list[Token]) -> list[AsmOperand]:
     out = []
     for item in _split(tokens, ","):
@@ -257,6 +272,9 @@ def _operands(tokens: list[Token]) -> list[AsmOperand]:
             constraint += _literal(item[k])[0]
             k += 1
         if k < len(item) and item[k].text == "(" and item[-1].text == ")":
+            if _closing(item, k) != len(item) - 1:
+                raise _Unreadable(f"operand {' '.join(t.text for t in item)[:60]!r}: two operands without a ',' "
+                                  "between them")
             expression = " ".join(t.text for t in item[k + 1:-1])
             out.append(AsmOperand(name, constraint.lstrip("=+&"), expression))
         elif item:
@@ -283,8 +301,24 @@ def _statement_tokens(tokens: list[Token], k: int) -> tuple[list[Token], int]:
     raise _Unreadable("unbalanced parentheses: no ')' closes the statement before its ';'")
 
 
+_TENSOR_CORE_WORD = re.compile(r"tcgen05|wgmma|\bmma\b|MMA", re.I)
+_STATEMENT_SCAN = 4096  # tokens of an unreadable statement searched for a tensor-core word
+
+
+def _names_tensor_core(tokens: list[Token], k: int) -> bool:
+    """Whether an unreadable statement (from token k to its `;`) names a tensor-core opcode or
+    macro: only such a statement is reported, since lint judges tensor-core instructions alone."""
+    for t in tokens[k:k + _STATEMENT_SCAN]:
+        if t.text == ";" and t.kind == "punct":
+            return False
+        if _TENSOR_CORE_WORD.search(t.text):
+            return True
+    return False
+
+
 def asm_statements(source: str) -> list[AsmStatement]:
-    """Every asm statement of a C++ source, in order; one that cannot be read has `problem`."""
+    """Every asm statement of a C++ source, in order; one that cannot be read has `problem`
+    (and is left out when it names no tensor-core opcode or macro)."""
     lexed = cxx_tokens(source)
     tokens = lexed.tokens
     line_starts = [0] + [m.end() for m in re.finditer("\n", source)]
@@ -312,7 +346,8 @@ def asm_statements(source: str) -> list[AsmStatement]:
             ptx, offsets = _template(parts[0], lexed.macros)
             operands = tuple(op for section in parts[1:3] for op in _operands(section))
         except _Unreadable as e:
-            found.append(AsmStatement(line, "", (), (), guards, str(e)))
+            if _names_tensor_core(tokens, j):
+                found.append(AsmStatement(line, "", (), (), guards, str(e)))
             k = j + 1
             continue
         substituted, mapped = _substitute(ptx, [line_of(o) for o in offsets], operands)
@@ -367,6 +402,6 @@ def read_asm(statement: AsmStatement) -> list[Parsed]:
         if op.constraint == "n":
             unknown_immediates.add(placeholder(k))
         else:
-            regs.scopes[0][placeholder(k)] = CONSTRAINT_BITS.get(op.constraint[:1], 0)
+            regs.scopes[0][placeholder(k)] = CONSTRAINT_TYPES.get(op.constraint[:1], "b0")
     regs.unknown_immediates = frozenset(unknown_immediates)
     return read_ptx(statement.ptx, regs)

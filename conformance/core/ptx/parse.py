@@ -36,6 +36,8 @@ from tcgen05_conformance.core.instructions import (
     WgmmaMma,
 )
 from tcgen05_conformance.core.isa.data_movement import CP_DST_FMT, LDST_SHAPES, MAX_REGISTERS_PER_LDST
+from tcgen05_conformance.core.isa.hopper import WGMMA_TYPES, wgmma_type_family
+from tcgen05_conformance.core.ptx.render import WGMMA_A_REGISTERS, mma_sp_fragment_registers, wgmma_d_count
 from tcgen05_conformance.core.ptx.spelling import QUALIFIERS, QualifierSyntax
 
 MAX_LITERAL = 80  # characters of an integer literal: 64 binary digits and a prefix, sign and suffix
@@ -173,7 +175,7 @@ class Statement:
     kind: str
 
 
-_PIECE = re.compile(r'//[^\n]*|/\*(?:[^*]|\*(?!/))*(?:\*/)?|"(?:[^"\\\n]|\\.)*"?|[;{}:]|[^;{}:/"]+|/')
+_PIECE = re.compile(r'\s*\.(?:version|target|address_size)\b[^\n;/]*|//[^\n]*|/\*(?:[^*]|\*(?!/))*(?:\*/)?|"(?:[^"\\\n]|\\.)*"?|[;{}:]|[^;{}:/"]+|/')
 _LABEL = re.compile(r"[A-Za-z_$][\w$]*")
 _LABEL_PIECES = 3  # a label is one name, with at most whitespace and a comment around it
 
@@ -202,7 +204,13 @@ def statements(text: str) -> list[Statement]:
             pieces.append(" ")
             line += piece.count("\n")
             continue
-        if piece == ";":
+        if not first and re.match(r"\s*\.(?:version|target|address_size)\b", piece):
+            # module directives end at their line, without a `;` (PTX ISA 11.1)
+            out.append(Statement(i + len(piece) - len(piece.lstrip()), line + piece.count("\n", 0, len(piece) - len(piece.lstrip())),
+                                 " ".join(piece.split()), "directive"))
+        elif piece == ";":
+            if not first:  # an empty statement: ptxas's "syntax error" near ';'
+                out.append(Statement(i, line, ";", "instruction"))
             flush()
         elif piece == "{" and (not first or (first == "." and not has_equals)):
             flush()
@@ -231,15 +239,18 @@ def statements(text: str) -> list[Statement]:
 
 @dataclass
 class Registers:
-    """Declared registers (name -> bits) in nested blocks, and the values known to be in them.
-    A range `%r<N>` is kept as its prefix and N (`ranges`), never expanded: N may be huge."""
+    """Declared registers (name -> PTX type) in nested blocks, the symbols the text declares
+    (`.shared` ...), and the values known to be in registers. A range `%r<N>` is kept as its
+    prefix and N (`ranges`), never expanded: N may be huge."""
 
-    scopes: list[dict[str, int]] = field(default_factory=lambda: [{}])
+    scopes: list[dict[str, str]] = field(default_factory=lambda: [{}])
     values: dict[str, int] = field(default_factory=dict)
     unknown_immediates: frozenset[str] = frozenset()
-    ranges: list[dict[str, tuple[int, int]]] = field(default_factory=lambda: [{}])
+    ranges: list[dict[str, tuple[int, str]]] = field(default_factory=lambda: [{}])
+    symbols: set[str] = field(default_factory=set)
 
-    def width(self, name: str) -> int | None:
+    def type_of(self, name: str) -> str | None:
+        """The declared type of a register (b32, pred ...), None if no declaration names it."""
         digits = len(name) - len(name.rstrip("0123456789"))
         # a range %r<N> names %r0 ... %r(N-1): each split of the trailing digits into prefix and index
         splits = [(name[:k], name[k:]) for k in range(len(name) - digits, len(name))
@@ -252,21 +263,30 @@ class Registers:
                     return ranges[prefix][1]
         return None
 
+    def width(self, name: str) -> int | None:
+        typ = self.type_of(name)
+        return None if typ is None else TYPE_BITS.get(typ, 0)
+
     def declare(self, directive: str) -> None:
-        """A `.reg .TYPE a, b<4>;` declaration."""
+        """A `.reg .TYPE a, b<4>;` declaration, or a variable's (`.shared .b64 bar;`)."""
+        variable = re.match(r"(?:\.(?:extern|visible|weak)\s+)*\.(?:shared|global|const|local|param)\b[^;=]*?"
+                            rf"({_NAME})\s*(?:\[[^\]]*\]\s*)*(?:=|$)", directive)
+        if variable:
+            self.symbols.add(variable.group(1))
+            return
         m = re.fullmatch(r"\.reg\s+(?:\.v\d\s+)?\.(\w+)\s+(.*)", directive)
         if not m:
             return
-        bits = TYPE_BITS.get(m.group(1), 0)
+        typ = m.group(1)
         for item in split_top(m.group(2)):
             ranged = re.fullmatch(rf"({_NAME})\s*<\s*(\d{{1,12}})\s*>", item)
             if ranged:
                 prefix = ranged.group(1)
-                self.ranges[-1][prefix] = (int(ranged.group(2)), bits)
+                self.ranges[-1][prefix] = (int(ranged.group(2)), typ)
                 for name in [n for n in self.values if n.startswith(prefix)]:
                     self.values.pop(name)
             else:
-                self.scopes[-1][item.strip()] = bits
+                self.scopes[-1][item.strip()] = typ
                 self.values.pop(item.strip(), None)
 
     def open(self) -> None:
@@ -380,31 +400,72 @@ class Parsed:
     outside_model: bool = False  # a tensor-core instruction the model does not describe (mma.sync, wgmma.fence ...)
 
 
+# Register types an operand of each kind takes (PTX ISA 5.2.2 / 6.4.1: integer and bit-size types
+# of the operand's width; ptxas: "Use a 32-bit integer or bit register only" for addresses).
+INTEGER_KINDS = frozenset("bus")
+
+
+def fits(value: int, bits: int) -> bool:
+    """Whether an immediate is within what a `bits`-wide operand holds, signed or unsigned."""
+    return -(1 << (bits - 1)) <= value < (1 << bits)
+
+
+def _as_signed(value: int) -> int:
+    """An immediate as ptxas reads it: a 64-bit value, 0xffffffffffffffff being -1 (ptxas: "unexpected
+    value '-1'" for imm-trans 0xffffffffffffffff, while it reads 0xffffffff as 4294967295)."""
+    return value - (1 << 64) if (1 << 63) <= value < (1 << 64) else value
+
+
 class _Reader:
-    """Reads one instruction's operands against the known register values."""
+    """Reads one instruction's operands against the declarations and the known register values.
+    An operand lint cannot vouch for (a name nothing declares, a register of another width or
+    type, an immediate out of range) raises NotUnderstood: lint then says `unparsed`, never
+    `legal`, where ptxas may reject."""
 
     def __init__(self, regs: Registers):
         self.regs = regs
         self.unknown: set[str] = set()
 
+    def register(self, reg: Reg, name: str, bits: int, kinds: frozenset[str] = INTEGER_KINDS) -> None:
+        """A register operand: declared, of `bits` width and one of the type kinds (b, u, s, f, pred)."""
+        typ = self.regs.type_of(reg.name)
+        if typ is None:
+            what = "a variable, not a register" if reg.name in self.regs.symbols else "declared by no .reg here"
+            raise NotUnderstood(f"{name}: {shown(reg.name)} is {what}")
+        if typ == "pred":
+            if "pred" not in kinds:
+                raise NotUnderstood(f"{name}: {reg.name} is a predicate, not a {bits}-bit register")
+            return
+        if TYPE_BITS.get(typ) != bits or typ[0] not in kinds:
+            raise NotUnderstood(f"{name}: {reg.name} is a .{typ} register; lint vouches only for "
+                                f"{bits}-bit .{'/.'.join(sorted(k for k in kinds if k != 'pred'))} ones here")
+
     def value(self, op: Operand, name: str, bits: int) -> int:
         if isinstance(op, (Addr, Vec)):
             raise NotUnderstood(f"{name}: {'an address' if isinstance(op, Addr) else 'a vector'} where a register or immediate belongs")
-        if isinstance(op, Reg) and op.negated:
-            raise NotUnderstood(f"{name}: !{op.name} is a negated predicate")
+        if isinstance(op, Reg):
+            if op.negated:
+                raise NotUnderstood(f"{name}: !{op.name} is a negated predicate")
+            self.register(op, name, bits)
+        elif op.value is not None and not 0 <= op.value < 1 << bits:
+            # ptxas: ctaMask -1 is "out of range, expected to be in range [0..65535]"
+            raise NotUnderstood(f"{name}: {op.value:#x} is not a {bits}-bit unsigned value")
         v = self.regs.value(op)
         if v is None:
             self.unknown.add(name)
             return 0
         return v & _MASK[bits]
 
-    def immediate(self, op: Operand, name: str) -> int:
+    def immediate(self, op: Operand, name: str, bits: int = 32) -> int:
         if not isinstance(op, Imm):
             raise NotUnderstood(f"{name} must be an immediate")
         if op.value is None:
             self.unknown.add(name)
             return 0
-        return op.value
+        value = _as_signed(op.value)
+        if not fits(value, bits):
+            raise NotUnderstood(f"{name}: {op.value:#x} does not fit {bits} bits")
+        return value
 
     def tmem(self, op: Operand, name: str) -> int:
         if not isinstance(op, Addr):
@@ -412,6 +473,9 @@ class _Reader:
         if op.base is None:
             raise NotUnderstood(f"{name}: an immediate Tensor Memory address [{op.offset}] (ptxas refuses it, and "
                                 "crashes on it in tcgen05.cp / tcgen05.shift)")
+        self.register(Reg(op.base), name, 32)
+        if not fits(op.offset, 32):
+            raise NotUnderstood(f"{name}: the offset {op.offset:#x} does not fit 32 bits")
         v = self.regs.values.get(op.base)
         if v is None:
             self.unknown.add(name)
@@ -421,23 +485,40 @@ class _Reader:
     def predicate(self, op: Operand, name: str) -> bool:
         if not isinstance(op, (Reg, Imm)):
             raise NotUnderstood(f"{name}: a predicate, !predicate or immediate")
+        if isinstance(op, Reg):
+            self.register(op, name, 1, frozenset({"pred"}))
+            if self.regs.type_of(op.name) != "pred":
+                raise NotUnderstood(f"{name}: {op.name} is not a predicate")
+        elif op.value is not None and op.value not in (0, 1):
+            raise NotUnderstood(f"{name}: the immediate {op.value} (ptxas takes 0 or 1)")
         v = self.regs.truth(op)
         if v is None:
             self.unknown.add(name)
             return True
         return v
 
-    def vector(self, op: Operand, name: str) -> Vec:
+    def vector(self, op: Operand, name: str, immediates: bool = False) -> Vec:
+        """A vector of declared 32-bit registers (with `immediates`, immediates may stand among them)."""
         if not isinstance(op, Vec):
             raise NotUnderstood(f"{name} is a vector {{...}}")
+        for item in op.items:
+            if isinstance(item, Reg):
+                if item.negated:
+                    raise NotUnderstood(f"{name}: !{item.name} in a vector")
+                self.register(item, name, 32, INTEGER_KINDS | {"f"})
+            elif not immediates:
+                raise NotUnderstood(f"{name}: an immediate among its registers")
         return op
 
     def address_bits(self, op: Operand, name: str) -> int:
         if not isinstance(op, Addr) or op.base is None:
             raise NotUnderstood(f"{name}: a shared-memory address [symbol], [reg] or [reg+imm]")
-        bits = self.regs.width(op.base)
-        if bits is None:  # a symbol (or a name the text never declares)
+        if not fits(op.offset, 32):
+            raise NotUnderstood(f"{name}: the offset {op.offset:#x} does not fit 32 bits")
+        if op.base in self.regs.symbols and self.regs.type_of(op.base) is None:
             return ADDRESS_BITS
+        bits = self.regs.width(op.base)
+        self.register(Reg(op.base), name, bits if bits in (32, 64) else 32)
         return bits
 
 
@@ -457,6 +538,11 @@ def _qualifiers(syntax: QualifierSyntax, tokens: list[str]) -> dict[str, str | l
             raise NotUnderstood(f".{slots[slot]} and .{token} are both {slot} qualifiers")
         else:
             slots[slot] = token
+    for slot, token in syntax.required.items():
+        if slot not in slots:
+            raise NotUnderstood(f"{syntax.opcode} without .{token or slot} (ptxas requires it)")
+        if token is not None and slots[slot] != token:
+            raise NotUnderstood(f".{slots[slot]}: {syntax.opcode} takes .{token}")
     for cls, names in syntax.positional.items():
         if len(slots.get(cls, ())) > len(names):
             raise NotUnderstood(f"{len(slots[cls])} {cls} qualifiers ({' '.join(slots[cls])}), at most {len(names)}")
@@ -507,6 +593,8 @@ def _mma(q: dict, ops: list[Operand], r: _Reader) -> Tcgen05Mma:
         fields["scale_a_tmem"], fields["scale_b_tmem"] = r.tmem(rest[0], "scale_a_tmem"), r.tmem(rest[1], "scale_b_tmem")
         rest = rest[2:]
     if rest and isinstance(rest[0], Vec):
+        if not any(isinstance(x, Reg) for x in rest[0].items):
+            raise NotUnderstood("disable-output-lane holds no register (ptxas refuses a vector of immediates)")
         fields["disable_output_lane"] = tuple(r.value(x, "disable_output_lane", 32) for x in rest[0].items)
         rest = rest[1:]
     if not rest:
@@ -572,7 +660,14 @@ def _ld(q: dict, ops: list[Operand], r: _Reader) -> Tcgen05Ld:
     shape, num = _shape_num(q)
     red = "red" in q
     _count(ops, 2 + red, 3 + red, "tcgen05.ld.red" if red else "tcgen05.ld")
-    _registers(r.vector(ops[0], "the destination"), shape, num, "the destination")
+    destination = r.vector(ops[0], "the destination")
+    _registers(destination, shape, num, "the destination")
+    if len({x.name for x in destination.items}) != len(destination.items):
+        raise NotUnderstood("the destination names a register twice (ptxas fails on it: 'intrinsic PREAD offset mismatch')")
+    if red:
+        if not isinstance(ops[1], Reg):
+            raise NotUnderstood("redval is a register")
+        r.register(ops[1], "redval", 32, INTEGER_KINDS | {"f"})
     taddr = r.tmem(ops[1 + red], "taddr")
     split = r.immediate(ops[2 + red], "immHalfSplitoff") if len(ops) == 3 + red else None
     typ = q.get("type")
@@ -584,8 +679,6 @@ def _ld(q: dict, ops: list[Operand], r: _Reader) -> Tcgen05Ld:
         return Tcgen05Ld(shape, num, pack="pack" in q, taddr=taddr, split_offset=split)
     if "red_op" not in q or typ is None:
         raise NotUnderstood("tcgen05.ld.red needs a .redOp and a type qualifier")
-    if not isinstance(ops[1], Reg):
-        raise NotUnderstood("redval is a register")
     return Tcgen05Ld(shape, num, pack="pack" in q, red_op=q["red_op"], red_type=typ, red_abs="abs" in q,
                      red_nan="nan" in q, taddr=taddr, split_offset=split)
 
@@ -637,12 +730,13 @@ def _mnk(q: dict, m: int) -> tuple[int, int]:
     return int(found.group(2)), int(found.group(3))
 
 
-def _metadata_register(op: Operand, what: str) -> Reg:
-    """The sparsity metadata operand: a register, or a vector of one (ptxas accepts {%r} too)."""
+def _metadata_register(op: Operand, what: str, r: _Reader) -> Reg:
+    """The sparsity metadata operand: a 32-bit register, or a vector of one (ptxas accepts {%r} too)."""
     if isinstance(op, Vec) and len(op.items) == 1:
         op = op.items[0]
-    if not isinstance(op, Reg):
+    if not isinstance(op, Reg) or op.negated:
         raise NotUnderstood(f"the sparsity metadata of {what} is a register")
+    r.register(op, "metadata", 32)
     return op
 
 
@@ -654,6 +748,8 @@ def _wgmma(q: dict, ops: list[Operand], r: _Reader) -> WgmmaMma:
     _count(ops, 4, 13, "wgmma.mma_async")
     r.vector(ops[0], "D")
     a_regs = isinstance(ops[1], Vec)
+    if a_regs:
+        r.vector(ops[1], "A")
     head = 3 + 2 * sparse + 1
     if len(ops) < head:
         raise NotUnderstood(f"wgmma.mma_async{'.sp' if sparse else ''} takes at least {head} operands")
@@ -663,7 +759,7 @@ def _wgmma(q: dict, ops: list[Operand], r: _Reader) -> WgmmaMma:
         fields["a_desc"] = r.value(ops[1], "a_desc", 64)
     fields["b_desc"] = r.value(ops[2], "b_desc", 64)
     if sparse:
-        _metadata_register(ops[3], "wgmma.mma_async.sp")
+        _metadata_register(ops[3], "wgmma.mma_async.sp", r)
         fields["sparse_selector"] = r.immediate(ops[4], "sparse_selector")
     fields["scale_d"] = r.predicate(ops[head - 1], "scale_d")
     rest = ops[head:]
@@ -673,7 +769,17 @@ def _wgmma(q: dict, ops: list[Operand], r: _Reader) -> WgmmaMma:
     names = ("imm_scale_a", "imm_scale_b") + {0: (), 1: ("imm_trans_b",), 2: ("imm_trans_a", "imm_trans_b")}[max(0, len(rest) - 2)]
     for name, op in zip(names, rest):
         fields[name] = r.immediate(op, name)
-    return WgmmaMma(**fields)
+    instr = WgmmaMma(**fields)
+    family = WGMMA_TYPES.get(wgmma_type_family(instr.atype) or "")
+    if family is not None and family.transpose and (instr.imm_trans_b is None or (not a_regs and instr.imm_trans_a is None)):
+        # measured: ptxas answers 'Arguments mismatch' for .f16 / .bf16 without the imm-trans operands
+        raise NotUnderstood(f"no imm-trans operands with .{instr.atype} (ptxas requires them)")
+    for name, vec, needed in (("D", ops[0], wgmma_d_count(instr)), ("A", ops[1], WGMMA_A_REGISTERS if a_regs else None)):
+        if needed is not None and len(vec.items) != needed:
+            raise NotUnderstood(f"{name} has {len(vec.items)} registers, m64n{n}k{k}.{instr.dtype} needs {needed} (PTX ISA 9.7.15.5.1)")
+        if needed is not None and len({r.regs.type_of(x.name) for x in vec.items}) > 1:
+            raise NotUnderstood(f"{name} mixes registers of different types (ptxas refuses it)")
+    return instr
 
 
 def _mma_sp(q: dict, ops: list[Operand], r: _Reader) -> MmaSp:
@@ -686,11 +792,21 @@ def _mma_sp(q: dict, ops: list[Operand], r: _Reader) -> MmaSp:
     _count(ops, 6 + 4 * block, 6 + 4 * block, "mma.sp")
     for k_op, name in enumerate(("D", "A", "B", "C")):
         r.vector(ops[k_op], name)
-    metadata = _metadata_register(ops[4], "mma.sp")
-    return MmaSp(k=k, dtype=q["dtype"], atype=q["atype"], btype=q["btype"], ctype=q["ctype"],
+    metadata = _metadata_register(ops[4], "mma.sp", r)
+    instr = MmaSp(k=k, dtype=q["dtype"], atype=q["atype"], btype=q["btype"], ctype=q["ctype"],
                  ordered_metadata=q["sp"] == "sp::ordered_metadata", kind=_after(q.get("kind"), "kind::"),
                  block_scale=block, scale_vec=q.get("scale_vec"), stype=q.get("stype"), satfinite="satfinite" in q,
                  sparse_selector=r.immediate(ops[5], "sparse_selector"), metadata=r.value(metadata, "metadata", 32))
+    for k_op, name in enumerate(("D", "A", "B", "C")):
+        if len({r.regs.type_of(x.name) for x in ops[k_op].items}) > 1:
+            raise NotUnderstood(f"{name} mixes registers of different types (ptxas refuses it)")
+    if not block:
+        a, b, cd = mma_sp_fragment_registers(instr)
+        for k_op, name, needed in ((0, "D", cd), (1, "A", a), (2, "B", b), (3, "C", cd)):
+            if len(ops[k_op].items) != needed:
+                raise NotUnderstood(f"{name} has {len(ops[k_op].items)} registers, the fragment of "
+                                    f".m16n8k{instr.k}.{instr.atype} needs {needed} (PTX ISA 9.7.14.5)")
+    return instr
 
 
 def _wait(q: dict, ops: list[Operand], r: _Reader, operation: str) -> Tcgen05Wait:
@@ -772,6 +888,8 @@ def read_ptx(text: str, regs: Registers | None = None) -> list[Parsed]:
         else:
             m = _INSTRUCTION.fullmatch(s.text)
             if not m:
+                found.append(Parsed(s.offset, s.line, shown(s.text), None, frozenset(),
+                                    "not a PTX statement (ptxas: a syntax error)"))
                 continue
             negated, guard, opcode, rest = m.groups()
             guard_value = None if guard is None else regs.truth(Reg(guard, bool(negated)))
@@ -780,6 +898,8 @@ def read_ptx(text: str, regs: Registers | None = None) -> list[Parsed]:
                 continue
             guard_text = None if guard is None else f"@{negated}{guard}"
             try:
+                if guard is not None and regs.type_of(guard) != "pred":
+                    raise NotUnderstood(f"the guard {guard_text}: {shown(guard)} is not a declared predicate")
                 instr, unknown = read_instruction(opcode, rest, regs)
                 found.append(Parsed(s.offset, s.line, s.text, instr, unknown, None, guard_text, guard_value))
             except NotUnderstood as e:

@@ -234,11 +234,18 @@ def _(i: Tcgen05Commit, w: _Writer):
     return "tcgen05.commit", q + [("type", "b64")], ops
 
 
+def wgmma_d_count(i: WgmmaMma) -> int:
+    """D fragment (PTX ISA 9.7.15.5.1): N/2 f32 or s32 registers, or N/4 b32 registers of packed f16 pairs."""
+    return max(1, i.n // 4) if i.dtype == "f16" else max(1, i.n // 2)
+
+
+WGMMA_A_REGISTERS = 4  # A in registers (9.7.15.5.1): a 64 x K fragment is four 32-bit registers a thread
+
+
 def wgmma_d_registers(i: WgmmaMma) -> str:
-    """D fragment: N/2 f32 or s32 registers, or N/4 b32 registers of packed f16 pairs."""
     if i.dtype == "f16":
-        return _vector("%rh", max(1, i.n // 4))
-    return _vector("%sc" if i.dtype == "s32" else "%fc", max(1, i.n // 2))
+        return _vector("%rh", wgmma_d_count(i))
+    return _vector("%sc" if i.dtype == "s32" else "%fc", wgmma_d_count(i))
 
 
 @written_form.register
@@ -247,7 +254,7 @@ def _(i: WgmmaMma, w: _Writer):
     q += [("sync", "sync"), ("aligned", "aligned"), ("shape", f"m64n{i.n}k{i.k}")]
     q += [("satfinite", "satfinite")] if i.satfinite else []
     q += [("type", i.dtype), ("type", i.atype), ("type", i.btype)]
-    a = _vector("%ra", 4) if i.a_in_registers else w.value("a_desc", "%rd_adesc", "b64", i.a_desc)
+    a = _vector("%ra", WGMMA_A_REGISTERS) if i.a_in_registers else w.value("a_desc", "%rd_adesc", "b64", i.a_desc)
     ops = [wgmma_d_registers(i), a, w.value("b_desc", "%rd_bdesc", "b64", i.b_desc)]
     ops += [w.metadata("%r_e"), w.number(i.sparse_selector)] if i.sparse else []
     ops += [w.predicate("scale_d", "%p_en", i.scale_d)]

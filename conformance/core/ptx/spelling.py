@@ -26,13 +26,16 @@ class QualifierSyntax:
     order; a slot named in `positional` is a class whose tokens are named by their position
     (the types of wgmma: D, then A, then B). `leading`: slots ptxas accepts only right after
     the opcode. `residual`: the slot a token no pattern matches fills (so an out-of-grammar
-    value still reads into the model and the legality rules can name it)."""
+    value still reads into the model and the legality rules can name it). `required`: slots
+    ptxas requires (".sync modifier required", "Unexpected instruction types" without .b32),
+    each with the one token it takes where the model holds no value for it (None: any)."""
 
     opcode: str
     slots: tuple[tuple[str, str], ...]
     leading: tuple[str, ...] = ()
     positional: dict[str, tuple[str, ...]] = field(default_factory=dict)
     residual: str | None = None
+    required: dict[str, str | None] = field(default_factory=dict)
 
     def slot_of(self, token: str) -> str | None:
         for slot, pattern in self.slots:
@@ -43,6 +46,8 @@ class QualifierSyntax:
 
 _SYNC = (("sync", "sync"), ("aligned", "aligned"))
 _CTA_GROUP = ("cta_group", r"cta_group::\d+")
+# ptxas: ".sync modifier required", ".aligned modifier required" (the ISA syntax blocks write both)
+_SYNC_REQUIRED: dict[str, str | None] = {"sync": None, "aligned": None}
 
 QUALIFIERS: dict[str, QualifierSyntax] = {q.opcode: q for q in (
     # 9.7.16.10.9.1-4. ptxas: .ws only right after the opcode (".sp.ws": "Unknown modifier '.ws'").
@@ -51,19 +56,20 @@ QUALIFIERS: dict[str, QualifierSyntax] = {q.opcode: q for q in (
         ("scale_vec", r"scale_vec::\w+|block\d+"), ("ashift", "ashift"), ("collector", r"collector::\w+::\w+"),
     ), leading=("ws",)),
     # 9.7.16.7.1
-    QualifierSyntax("tcgen05.alloc", (_CTA_GROUP, *_SYNC, ("state_space", r"shared(?:::\w+)?"), ("type", TYPE))),
-    QualifierSyntax("tcgen05.dealloc", (_CTA_GROUP, *_SYNC, ("type", TYPE))),
-    QualifierSyntax("tcgen05.relinquish_alloc_permit", (_CTA_GROUP, *_SYNC)),
+    QualifierSyntax("tcgen05.alloc", (_CTA_GROUP, *_SYNC, ("state_space", r"shared(?:::\w+)?"), ("type", TYPE)),
+                    required=_SYNC_REQUIRED | {"type": "b32"}),
+    QualifierSyntax("tcgen05.dealloc", (_CTA_GROUP, *_SYNC, ("type", TYPE)), required=_SYNC_REQUIRED | {"type": "b32"}),
+    QualifierSyntax("tcgen05.relinquish_alloc_permit", (_CTA_GROUP, *_SYNC), required=_SYNC_REQUIRED),
     # 9.7.16.8.3. ptxas: .red only right after the opcode ("Unknown modifier '.red'" elsewhere).
     QualifierSyntax("tcgen05.ld", (
-        ("red", "red"), *_SYNC, ("shape", r"\d+x\d+b(?:x2)?"), ("num", r"x\d+"), ("pack", r"pack::\w+"),
+        ("red", "red"), *_SYNC, ("shape", r"\d+x\d+b(?:x2)?"), ("num", r"x\d+"), ("pack", r"pack::16b"),
         ("abs", "abs"), ("nan", "NaN"), ("type", TYPE),
-    ), leading=("red",), residual="red_op"),
+    ), leading=("red",), residual="red_op", required=_SYNC_REQUIRED),
     # 9.7.16.8.4
-    QualifierSyntax("tcgen05.st", (*_SYNC, ("shape", r"\d+x\d+b(?:x2)?"), ("num", r"x\d+"), ("unpack", r"unpack::\w+"),
-                                   ("type", TYPE))),
+    QualifierSyntax("tcgen05.st", (*_SYNC, ("shape", r"\d+x\d+b(?:x2)?"), ("num", r"x\d+"), ("unpack", r"unpack::16b"),
+                                   ("type", TYPE)), required=_SYNC_REQUIRED),
     # 9.7.16.8.5 and 9.7.16.11.1: the operation is part of the opcode (tcgen05.wait::ld)
-    QualifierSyntax("tcgen05.wait", _SYNC),
+    QualifierSyntax("tcgen05.wait", _SYNC, required=_SYNC_REQUIRED),
     QualifierSyntax("tcgen05.fence", ()),
     # 9.7.16.9.2. ptxas: .dst_fmt before .src_fmt (".b6x16_p32.b8x16": "Illegal modifier").
     QualifierSyntax("tcgen05.cp", (
@@ -79,7 +85,7 @@ QUALIFIERS: dict[str, QualifierSyntax] = {q.opcode: q for q in (
     # 9.7.15.5: the types are read by position (".f16.f32.f16": "Unexpected instruction types").
     QualifierSyntax("wgmma.mma_async", (
         ("sp", "sp"), *_SYNC, ("shape", r"m\d+n\d+k\d+"), ("satfinite", "satfinite"), ("type", TYPE),
-    ), positional={"type": ("dtype", "atype", "btype")}),
+    ), positional={"type": ("dtype", "atype", "btype")}, required=_SYNC_REQUIRED),
     # 9.7.14.6.3: layouts and types by position (".col.row": "Illegal alayout '.col'"). The
     # .kind / .block_scale forms need sm_120a, which ptxas was not asked about: their scale
     # type (.stype) is read as the fifth type, the position the ISA syntax gives it.
@@ -87,7 +93,8 @@ QUALIFIERS: dict[str, QualifierSyntax] = {q.opcode: q for q in (
         ("sp", r"sp(?:::ordered_metadata)?"), *_SYNC, ("shape", r"m\d+n\d+k\d+"), ("layout", "row|col"),
         ("kind", r"kind::\w+"), ("block_scale", "block_scale"), ("scale_vec", r"scale_vec::\w+"),
         ("satfinite", "satfinite"), ("type", TYPE),
-    ), positional={"layout": ("alayout", "blayout"), "type": ("dtype", "atype", "btype", "ctype", "stype")}),
+    ), positional={"layout": ("alayout", "blayout"), "type": ("dtype", "atype", "btype", "ctype", "stype")},
+        required=_SYNC_REQUIRED),
 )}
 
 
