@@ -829,6 +829,60 @@ def draw_vectors(
     return a, b, np.ascontiguousarray(c, storage_dtype(fc))
 
 
+#: Families of block-scale rows (`draw_scales`).
+SCALE_FAMILIES: tuple[str, ...] = ("unit", "near", "block_gap", "wide", "special")
+
+
+def draw_scales(scale_fmt: str, n: int, blocks: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` rows of A and B block scales (raw ``scale_fmt`` codes, uint8, shape (n, blocks)),
+    one fifth per family of `SCALE_FAMILIES`, in order:
+
+    * ``unit``: every scale 1 (the unscaled datapath shows through);
+    * ``near``: scales 2**-4 .. 2**4 (ue4m3: any significand), products of nearby blocks meet;
+    * ``block_gap``: every block at 1 but one, whose A and B scales together make 2**-g,
+      g = 16 .. 44 (the ladder that tells per-product alignment from per-block sub-sums: a
+      small value in the scaled-down block survives only within the alignment width);
+    * ``wide``: any finite scale code, on both sides (overflow and underflow of the scaled terms);
+    * ``special``: zero scales (ue4m3 code 0), subnormal ue4m3, codes with the sign bit set
+      (ue4m3 reads 7 bits), the smallest ue8m0 (2**-127) and, on 1 row in 16, a NaN scale.
+    """
+    fmt = get_format(scale_fmt)
+    if fmt.name not in ("ue8m0", "ue4m3"):
+        raise ValueError(f"block scales are ue8m0 or ue4m3, not {scale_fmt}")
+    if blocks < 1 or n < 0:
+        raise ValueError(f"need blocks >= 1 and n >= 0, got blocks={blocks}, n={n}")
+    r = _Rand(rng)
+    shape = (n, blocks)
+    one = 127 if fmt.name == "ue8m0" else 0x38
+    unit_exp = 1 if fmt.name == "ue8m0" else 8  # code step of one binade
+    family = np.repeat(np.arange(len(SCALE_FAMILIES)), [n // 5 + (j < n % 5) for j in range(5)])[:, None]
+    gap = r.between(16, 44, (n, 1)).astype(np.int32)
+    which = r.below(blocks, (n, 1), 256).astype(np.int32)
+    out = []
+    for side in range(2):
+        codes = np.full(shape, one, np.int32)
+        near = one + unit_exp * r.between(-4, 4, shape).astype(np.int32)
+        if fmt.name == "ue4m3":
+            near = near + r.between(0, 7, shape)
+        codes = np.where(family == 1, near, codes)
+        half = gap // 2 if side == 0 else gap - gap // 2
+        lowered = one - unit_exp * half
+        if fmt.name == "ue4m3":  # the ue4m3 range ends at 2**-9 (subnormal): spread the gap over both sides
+            lowered = np.maximum(lowered, 1)
+        codes = np.where((family == 2) & (np.arange(blocks) == which), lowered, codes)
+        wide = r.between(0, 254, shape).astype(np.int32) if fmt.name == "ue8m0" else r.between(0, 0x7E, shape)
+        codes = np.where(family == 3, wide, codes)
+        if fmt.name == "ue8m0":
+            special = np.where(r.chance(0.5, shape), 0, one)
+        else:
+            special = np.choose(r.below(4, shape, 4), [0, r.between(1, 7, shape), one | 0x80, r.between(0x80, 0xFE, shape)])
+        special = np.where(r.chance(1 / 16, (n, 1)) & (np.arange(blocks) == 0), 0xFF if fmt.name == "ue8m0" else 0x7F,
+                           special)
+        codes = np.where(family == 4, special, codes)
+        out.append(np.ascontiguousarray(codes, np.uint8))
+    return out[0], out[1]
+
+
 def mix(
     in_fmt: str | tuple[str, str],
     acc_fmt: str,

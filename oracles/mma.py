@@ -121,7 +121,8 @@ def execute(state: OracleState, op: Tcgen05Mma, profile: str) -> None:
         width = n // s.dp.splits
         for split in range(s.dp.splits):
             cols = slice(split * width, (split + 1) * width)
-            split_scales = {"a_scale": scales["a"][split], "b_scale": scales["b"][cols], "scale_fmt": scales["fmt"]} if scales else {}
+            split_scales = {"a_scale": scales["a"][split], "b_scale": scales["b"][cols], "scale_fmt": scales["fmt"],
+                            "kind": s.kind} if scales else {}
             result[:, cols] = numerics.matmul(
                 a[split], b[cols], c[:, cols], d.atype, d.btype, d.dtype, profile,
                 saturate=d.saturate if s.kind == "i8" else None, **split_scales,

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tcgen05_conformance.core.encoding import taddr as taddr_codec
 from tcgen05_conformance.core.instructions import Tcgen05Mma
 from tcgen05_conformance.core.isa import mma as isa
 from tcgen05_conformance.core.program import Program
@@ -37,6 +38,7 @@ from tcgen05_conformance.harness.judge import profile_for
 from tcgen05_conformance.harness.report import ReportDir
 from tcgen05_conformance.harness.runner import Observer, source_revision
 from tcgen05_conformance.oracles.execute import run
+from tcgen05_conformance.oracles.numerics import from_binary32
 from tcgen05_conformance.oracles.numerics import probes as numeric_probes
 from tcgen05_conformance.probes.build import probes as ledger_probes
 from tcgen05_conformance.probes.images import Images, codes
@@ -47,7 +49,7 @@ CONFIRMED, REFUTED, NOT_RUNNABLE = "confirmed", "refuted", "not runnable here"
 VERDICTS = (REFUTED, CONFIRMED, NOT_RUNNABLE)  # an assumption's verdict: the first of these any of its programs has
 PROBE_SCHEMA = "tcgen05-conformance/probe/1"
 NUMERIC_ASSUMPTION = "A-TCGEN05-DATAPATH"
-NUMERIC_ADOPTED = "recorded"  # the hypothesis the sm_100a profile implements (oracles/numerics/probes.py)
+NUMERIC_ADOPTED = "tcgen05"  # the hypothesis the sm_100a profile implements (oracles/numerics/probes.py)
 NUMERIC_PROFILE = "sm_100a"
 LEDGER = Path(__file__).resolve().parents[2] / "docs" / "assumptions.md"
 LINK_ERROR = "did not link"  # the blackwell backend's error when ptxas refuses a kernel
@@ -105,26 +107,44 @@ def ledger_programs() -> list[ProbeProgram]:
     return [ProbeProgram(p.assumption, p.name, p.labelled(), READINGS[p.assumption]) for p in ledger_probes()]
 
 
-def numeric_program(vector: numeric_probes.Probe) -> Program | str:
+SCALE_A_COLUMN, SCALE_B_COLUMN = 48, 52  # TMEM columns of a numeric probe's scale factors (A: 128 rows, 4 columns)
+
+
+def numeric_program(vector: numeric_probes.Probe) -> Program:
     """A numeric probe vector as one tcgen05.mma (M = 128, N = 16, A row 0 = a, B column 0 = b, c in
-    D lane 0 column 0, every other element 0), judged by the sm_100a profile; or why no tcgen05.mma
-    form computes it."""
-    if vector.a_scale is not None:
-        return (f"{len(vector.a)}-element inner product with {len(vector.a_scale)} scale blocks of {vector.in_fmt}: "
-                "no tcgen05.mma kind scales that format in blocks of fewer than 32 elements")
-    kind = "f16" if vector.in_fmt in ("f16", "bf16") else "f8f6f4"
+    D lane 0 column 0, every other element 0), judged by the sm_100a profile. A block-scaled vector is
+    an MMA of its kind (.block32) whose every scale-factor byte in reach holds the vector's factors
+    (each 32-bit cell repeats them, whatever SF_ID picks), for A at column 48, for B at 52."""
+    scaled = vector.a_scale is not None
+    kind = vector.kind if scaled else "f16" if vector.in_fmt in ("f16", "bf16") else "f8f6f4"
     k, n = len(vector.a), 16
-    images = Images(columns=32)
+    images = Images(columns=64 if scaled else 32)
     a = np.zeros((128, k))
     b = np.zeros((n, k))
     a[0], b[0] = vector.a, vector.b
+    packed = kind in ("mxf4", "mxf4nvf4")  # two fp4 per byte; in f8f6f4 kinds 4/6-bit elements are padded (9.7.16.10.4.4)
     a_word, b_word = operands(images, [codes(vector.in_fmt, a)], [codes(vector.in_fmt, b)], vector.in_fmt, vector.in_fmt,
-                              padded=isa.TYPE_BITS[vector.in_fmt] < 8)  # 4/6-bit f8f6f4 elements: padded (9.7.16.10.4.4)
+                              padded=isa.TYPE_BITS[vector.in_fmt] < 8 and not packed)
     images.tmem[0, 0, 0] = codes(vector.acc_fmt, [vector.c]).item()
-    op = Tcgen05Mma(kind=kind, idesc=idesc_word(kind, 128, n, vector.in_fmt, vector.in_fmt, dtype=vector.acc_fmt),
-                    a_desc=a_word, b_desc=b_word, enable_input_d=True)
+    fields = {}
+    if scaled:
+        images.tmem[0, :, SCALE_A_COLUMN:SCALE_A_COLUMN + 4] = _scale_cell(vector.a_scale, vector.scale_fmt)
+        images.tmem[0, :, SCALE_B_COLUMN:SCALE_B_COLUMN + 4] = _scale_cell(vector.b_scale, vector.scale_fmt)
+        fields = dict(block_scale=True, scale_vec="block32", scale_a_tmem=taddr_codec.encode(0, SCALE_A_COLUMN),
+                      scale_b_tmem=taddr_codec.encode(0, SCALE_B_COLUMN))
+        idesc = idesc_word(kind, 128, n, vector.in_fmt, vector.in_fmt, scale_type=vector.scale_fmt)
+    else:
+        idesc = idesc_word(kind, 128, n, vector.in_fmt, vector.in_fmt, dtype=vector.acc_fmt)
+    op = Tcgen05Mma(kind=kind, idesc=idesc, a_desc=a_word, b_desc=b_word, enable_input_d=True, **fields)
     label = f"{NUMERIC_ASSUMPTION}.{vector.name}: {vector.question}"
     return dataclasses.replace(images.program("sm_100a", (op,)), profile=NUMERIC_PROFILE, label=label)
+
+
+def _scale_cell(factors: tuple[float, ...], fmt: str) -> int:
+    """One TMEM word of scale-factor bytes: the factors' codes repeated over its four bytes."""
+    byte_codes = [int(x) for x in from_binary32(np.array(factors, np.float32).view(np.uint32), fmt)]
+    cell = (byte_codes * (4 // len(byte_codes)))[:4]
+    return sum(code << (8 * i) for i, code in enumerate(cell))
 
 
 def numeric_readings(vector: numeric_probes.Probe) -> Readings:
@@ -144,17 +164,10 @@ def numeric_readings(vector: numeric_probes.Probe) -> Readings:
     return Readings(f"the {NUMERIC_ADOPTED} datapath (sm_100a): D = {predicted[NUMERIC_ADOPTED]:#x}", alternatives)
 
 
-def numeric_programs() -> tuple[list[ProbeProgram], dict[str, str]]:
-    """The numeric probe vectors that a tcgen05.mma computes, as programs; the others with why not."""
-    programs, not_programs = [], {}
-    for vector in numeric_probes.PROBES:
-        name = f"{NUMERIC_ASSUMPTION}.{vector.name}"
-        p = numeric_program(vector)
-        if isinstance(p, str):
-            not_programs[name] = p
-        else:
-            programs.append(ProbeProgram(NUMERIC_ASSUMPTION, name, p, numeric_readings(vector)))
-    return programs, not_programs
+def numeric_programs() -> list[ProbeProgram]:
+    """The numeric probe vectors as tcgen05.mma programs (every one has a legal form)."""
+    return [ProbeProgram(NUMERIC_ASSUMPTION, f"{NUMERIC_ASSUMPTION}.{vector.name}", numeric_program(vector),
+                         numeric_readings(vector)) for vector in numeric_probes.PROBES]
 
 
 def predictions(pp: ProbeProgram, profile: str) -> tuple[MachineState | None, list[Prediction]]:
@@ -250,7 +263,7 @@ def _names(names: list[str]) -> str:
     return ", ".join(f"'{n}'" for n in names)
 
 
-def assumption_verdicts(verdicts: list[ProgramVerdict], not_programs: dict[str, str]) -> dict[str, dict]:
+def assumption_verdicts(verdicts: list[ProgramVerdict]) -> dict[str, dict]:
     """Per assumption: its verdict (the first of VERDICTS any of its programs has) and one line saying why."""
     grouped: dict[str, list[ProgramVerdict]] = {}
     for v in verdicts:
@@ -260,9 +273,6 @@ def assumption_verdicts(verdicts: list[ProgramVerdict], not_programs: dict[str, 
         verdict = next(x for x in VERDICTS if any(v.verdict == x for v in vs))
         deciding = [v for v in vs if v.verdict == verdict]
         detail = "; ".join(f"{v.name}: {v.detail}" if len(vs) > 1 else v.detail for v in deciding)
-        not_here = [n for n, why in not_programs.items() if n.startswith(assumption + ".")]
-        if not_here:
-            detail += "; not expressible as a program: " + ", ".join(not_here)
         out[assumption] = {"verdict": verdict, "detail": detail, "programs": [v.name for v in vs]}
     return out
 
@@ -274,8 +284,7 @@ def run_probes(spec: str, timeout_s: float | None = None) -> dict:
     """Observe every probe program with the backend `spec`, judge each, and return the probe report
     (probe.json's contents, without the command and machine, which the caller adds)."""
     programs = ledger_programs()
-    numeric, not_programs = numeric_programs()
-    programs += numeric
+    programs += numeric_programs()
     profiles = [profile_for(pp.program) for pp in programs]
     observer = Observer(spec, timeout_s)
     backend = observer.backend(profiles[0])
@@ -290,7 +299,7 @@ def run_probes(spec: str, timeout_s: float | None = None) -> dict:
     for pp, profile, o in zip(programs, profiles, observations):
         adopted, preds = predictions(pp, profile)
         verdicts.append(judge(pp, o, adopted, preds))
-    assumptions = assumption_verdicts(verdicts, not_programs)
+    assumptions = assumption_verdicts(verdicts)
     counts = {v: sum(a["verdict"] == v for a in assumptions.values()) for v in VERDICTS}
     return {
         "schema": PROBE_SCHEMA,
@@ -301,7 +310,6 @@ def run_probes(spec: str, timeout_s: float | None = None) -> dict:
         "counts": counts,
         "assumptions": assumptions,
         "programs": [dataclasses.asdict(v) for v in verdicts],
-        "not_programs": not_programs,
     }
 
 

@@ -33,7 +33,7 @@ import itertools
 import json
 import math
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
@@ -43,6 +43,7 @@ import numpy as np
 from tcgen05_conformance.core.formats import FloatFormat, decode, get_format, storage_dtype
 from tcgen05_conformance.numerics.sources import Scaling, SimulatorSource, VectorSource, mixed_pairs_of
 from tcgen05_conformance.oracles.numerics import inner_product
+from tcgen05_conformance.oracles.numerics.model import datapath_of
 from tcgen05_conformance.oracles.numerics.convert import NotRepresentable, from_binary32
 from tcgen05_conformance.generators.numeric_vectors import FAMILIES, mix
 from tcgen05_conformance.oracles.numerics.profiles import PARAMETERS, Datapath, Profile
@@ -870,6 +871,7 @@ def build_datapath(inf: DatapathInference, values: dict, source: VectorSource) -
                   **{p: _provenance(inf, p, source) for p in SEARCHED if p != STRUCTURE}}
     if values["c_entry"] == "first_group":
         provenance["final_rounding"] += "; unused with c_entry=first_group"
+    provenance["block_group"] = "unscaled vectors: no block scales (the block-scaled datapaths are inferred apart)"
     if step == inf.k and not source.k_is_instruction():
         step = None
     return Datapath(instruction=source.instruction(inf.in_fmt, inf.acc_fmt), k_step=step, split_ways=ways,
@@ -902,13 +904,28 @@ def confirm(source: VectorSource, dp: Datapath, in_fmt: str, acc_fmt: str, k: in
             "mismatches_per_family": {FAMILIES[f]: int(v) for f, v in enumerate(np.bincount(labels[bad], minlength=len(FAMILIES))) if v}}
 
 
-def block_scale_check(source: VectorSource, dp: Datapath, in_fmt: str, acc_fmt: str, scaling: Scaling,
-                      n: int, seed: int) -> dict:
-    """The model's block-scale rule (each scale multiplies its block's products exactly before
-    alignment, so products of differently scaled blocks are aligned together) against the source:
-    random scaled vectors, and block-separating ones - B - B in block 0 at unit scale, y = 1 in
-    block j scaled down by 2^-s (s = 1 .. 40): aligned together, y survives only while within the
-    alignment width of B; summed per block and then scaled, it always would."""
+#: What a block-scaled datapath is searched over (docs/numerics.md, "Grouped block-scaled
+#: accumulation"): the unscaled datapath with each product scaled on its own, or exact sub-sums of
+#: G products (`block_group`) aligned at their scales' exponent and fused with c in one group of F
+#: bits (MMA-Sim's kind::mxf4), its grid floor searched apart on vectors whose scales reach it.
+BLOCK_GROUPS = (8, 16, 32)
+BLOCK_ALIGN_BITS = range(20, 41)
+BLOCK_FLOORS = (None, *range(-150, -190, -1))
+
+
+def scaled_kinds(scaling: Scaling) -> tuple[str, ...]:
+    """The block-scaled kinds that run a scaling (PTX ISA Tables 54-55): K 32 is kind::mxf8f6f4;
+    K 64 with ue8m0 per 32 elements kind::mxf4 or mxf4nvf4; any other K 64 scaling mxf4nvf4."""
+    if scaling.k <= 32:
+        return ("mxf8f6f4",)
+    return ("mxf4", "mxf4nvf4") if (scaling.scale_fmt, scaling.block) == ("ue8m0", 32) else ("mxf4nvf4",)
+
+
+def _block_scale_vectors(in_fmt: str, acc_fmt: str, scaling: Scaling, n: int, seed: int):
+    """Scaled vectors (a, b, c, a_scale, b_scale) that separate the readings: random ones at scales
+    2^-20 .. 2^20, and block-separating ones - B - B in block 0 at unit scale, y = 1 in block j scaled
+    down by 2^-s (s = 1 .. 40): aligned with the products, y survives only within the alignment width
+    of B; in a sub-sum aligned at its scales' exponent, within F bits of the unit scale."""
     k = scaling.k
     rng = np.random.default_rng(seed)
     blocks = k // scaling.block
@@ -936,11 +953,140 @@ def block_scale_check(source: VectorSource, dp: Datapath, in_fmt: str, acc_fmt: 
         a, b, c = np.concatenate([a, da]), np.concatenate([b, db]), np.concatenate([c, dc.view(c.dtype)])
         sa = np.concatenate([sa, np.array([r[0] for r in rows], np.uint8)])
         sb = np.concatenate([sb, np.array([r[1] for r in rows], np.uint8)])
-    got = _unsigned(source.evaluate(in_fmt, acc_fmt, a, b, c, a_scale=sa, b_scale=sb, scale_fmt=scaling.scale_fmt))
-    want = _unsigned(inner_product(a, b, c, in_fmt, acc_fmt, _as_profile(dp, in_fmt, acc_fmt), a_scale=sa,
-                                   b_scale=sb, scale_fmt=scaling.scale_fmt))
-    return {"scale_fmt": scaling.scale_fmt, "block": scaling.block, "k": k, "vectors": int(len(c)),
-            "mismatches": int((got != want).sum())}
+    return a, b, c, sa, sb
+
+
+def _floor_vectors(in_fmt: str, acc_fmt: str, scaling: Scaling):
+    """Directed scaled vectors that find the grid floor of a block-scaled datapath, c = 0, ue8m0 scales
+    reaching below 2^-149: a term of 2^-149 (the smallest binary32 subnormal) and a negative one of
+    -2^x, x from -150 down. A grid above 2^x cuts the negative term and the result is 2^-149; a finer
+    one keeps it and the sum truncates to 0. With two blocks the terms sit in blocks 0 and 1 (x down
+    to -189); with one, both in block 0 at scale 2^-150, x as low as the format's products reach.
+    None for ue4m3 scales (they stop at 2^-9)."""
+    if scaling.scale_fmt != "ue8m0":
+        return None
+    blocks = scaling.k // scaling.block
+    builder = Builder(in_fmt, acc_fmt, scaling.k)
+    fmt = get_format(scaling.scale_fmt)
+    unit = Builder.code(fmt, 1.0)
+
+    def scales(x0: int, x1: int | None):
+        sa, sb = np.full(blocks, unit), np.full(blocks, unit)
+        for j, x in ((0, x0), (1, x1)):
+            if x is not None:
+                sa[j], sb[j] = Builder.code(fmt, 2.0 ** (x // 2)), Builder.code(fmt, 2.0 ** (x - x // 2))
+        return sa, sb
+
+    rows = []
+    if blocks >= 2:
+        for x in range(-150, -190, -1):
+            if builder.add({0: builder.product(0, 1), scaling.block: builder.product(0, -1)}):
+                rows.append(scales(-149, x))
+    else:
+        low = builder.product_exponents[0]
+        for e in range(-1, low - 1, -1):
+            if builder.add({0: builder.product(1, 1), 1: builder.product(e, -1)}):
+                rows.append(scales(-150, None))
+    if not rows:
+        return None
+    a, b, c = builder.arrays()
+    return a, b, c, np.array([r[0] for r in rows], np.uint8), np.array([r[1] for r in rows], np.uint8)
+
+
+def _sub_sum_vectors(in_fmt: str, acc_fmt: str, scaling: Scaling):
+    """Directed scaled vectors that find the sub-sum size G: 1 - 1 in block 0 at scale 2^36 (a
+    cancelled sub-sum that still sets the grid to 2^(36 - F)), then in block 1 at unit scale 3 at its
+    first position and -1.5 d positions on (d = 4, 12, 20, 28 within the block): one sub-sum of 1.5
+    truncates to 0, two of 3 and -1.5 keep 2 on a grid of 2. None without two blocks."""
+    blocks = scaling.k // scaling.block
+    if blocks < 2:
+        return None
+    builder = Builder(in_fmt, acc_fmt, scaling.k)
+    fmt = get_format(scaling.scale_fmt)
+    unit, big = Builder.code(fmt, 1.0), Builder.code(fmt, 2.0 ** 18)
+    if big is None:
+        return None
+    rows = []
+    for d in (d for d in (4, 12, 20, 28) if d < scaling.block):
+        start = scaling.block
+        if builder.add({0: builder.product(0, 1), 1: builder.product(0, -1), start: builder.product(1, 1, 1.5),
+                        start + d: builder.product(0, -1, 1.5)}):
+            sa, sb = np.full(blocks, unit), np.full(blocks, unit)
+            sa[0] = sb[0] = big
+            rows.append((sa, sb))
+    if not rows:
+        return None
+    a, b, c = builder.arrays()
+    return a, b, c, np.array([r[0] for r in rows], np.uint8), np.array([r[1] for r in rows], np.uint8)
+
+
+def _scaled_results(dp: Datapath, kind: str, in_fmt: str, acc_fmt: str, scaling: Scaling, vectors) -> np.ndarray:
+    a, b, c, sa, sb = vectors
+    profile = Profile(name="hypothesis", description="block-scale hypothesis", datapaths={(in_fmt, acc_fmt): dp},
+                      scaled_datapaths={(kind, in_fmt, acc_fmt): dp})
+    return _unsigned(inner_product(a, b, c, in_fmt, acc_fmt, profile, a_scale=sa, b_scale=sb,
+                                   scale_fmt=scaling.scale_fmt, kind=kind))
+
+
+def infer_block_scaling(source: VectorSource, dp: Datapath, in_fmt: str, acc_fmt: str, scaling: Scaling,
+                        n: int, seed: int) -> tuple[list[Datapath], dict]:
+    """The block-scaled datapaths of one scaling that reproduce the source's scaled vectors: each
+    product scaled on the unscaled datapath `dp` when that fits, else the grouped readings of
+    `BLOCK_GROUPS` x `BLOCK_ALIGN_BITS` x `BLOCK_FLOORS` that fit (none: the list is empty), with
+    the evidence."""
+    kind = scaled_kinds(scaling)[0]
+    sets = [v for v in (_block_scale_vectors(in_fmt, acc_fmt, scaling, n, seed), _sub_sum_vectors(in_fmt, acc_fmt, scaling),
+                        _floor_vectors(in_fmt, acc_fmt, scaling)) if v is not None]
+    observed = [_unsigned(source.evaluate(in_fmt, acc_fmt, a, b, c, a_scale=sa, b_scale=sb, scale_fmt=scaling.scale_fmt))
+                for a, b, c, sa, sb in sets]
+
+    def fits(cand: Datapath, which=None) -> bool:
+        return all(np.array_equal(_scaled_results(cand, kind, in_fmt, acc_fmt, scaling, v), got)
+                   for i, (v, got) in enumerate(zip(sets, observed)) if which is None or i in which)
+
+    per_product = sum(int((_scaled_results(dp, kind, in_fmt, acc_fmt, scaling, v) != got).sum())
+                      for v, got in zip(sets, observed))
+    evidence = {"scale_fmt": scaling.scale_fmt, "block": scaling.block, "k": scaling.k, "kinds": list(scaled_kinds(scaling)),
+                "vectors": int(sum(len(got) for got in observed)), "each_product_scaled_mismatches": per_product}
+    floor_set = {len(sets) - 1} if _floor_vectors(in_fmt, acc_fmt, scaling) is not None else set()
+    others = set(range(len(sets))) - floor_set
+    found = []
+    if fits(dp, others):
+        found = [c for c in (replace(dp, align_floor=fl) for fl in dict.fromkeys((dp.align_floor, *BLOCK_FLOORS)))
+                 if fits(c, floor_set)]
+    if found:
+        evidence["reading"] = "each product scaled on its own (the unscaled datapath)"
+        evidence["fitting"] = [{"block_group": None, "align_frac_bits": dp.align_frac_bits, "align_floor": d.align_floor}
+                               for d in found]
+        return found, evidence
+    for g in (g for g in BLOCK_GROUPS if scaling.block % g == 0):
+        for f in BLOCK_ALIGN_BITS:
+            cand = replace(dp, k_step=None, split_ways=1, split_stride=1, c_entry="first_group", block_group=g,
+                           align_frac_bits=f, align_floor=None)
+            if fits(cand, others):
+                found += [c for c in (replace(cand, align_floor=fl) for fl in BLOCK_FLOORS) if fits(c, floor_set)]
+    evidence["fitting"] = [{"block_group": d.block_group, "align_frac_bits": d.align_frac_bits, "align_floor": d.align_floor}
+                           for d in found]
+    evidence["reading"] = "grouped sub-sums" if found else "none"
+    return found, evidence
+
+
+def _chosen_scaled(source: VectorSource, kind_fits: dict, evidence: list[dict]) -> tuple[Datapath | None, str]:
+    """The first reading every scaling of a kind admits, with its provenance; None when they share none."""
+    common = [d for d in kind_fits[0] if all(any(_values(d) == _values(e) for e in fits) for fits in kind_fits[1:])]
+    if not common:
+        return None, ""
+    vectors = sum(e["vectors"] for e in evidence)
+    scalings = ", ".join(f"{e['scale_fmt']} block{e['block']} K = {e['k']}" for e in evidence)
+    if common[0].block_group is None:
+        why = f"inferred from {vectors} scaled vectors of {source.name} ({scalings}): each product scaled on its own"
+        return replace(common[0], provenance={**common[0].provenance, "block_group": why}), why
+    choice = "the only reading that fits" if len(common) == 1 else f"the first of {len(common)} readings that fit"
+    why = (f"inferred from {vectors} scaled vectors of {source.name} ({scalings}): sub-sums of {common[0].block_group} "
+           f"products, F = {common[0].align_frac_bits}, floor {common[0].align_floor} ({choice})")
+    prov = {**common[0].provenance, **{p: why for p in ("k_step", "split_ways", "split_stride", "c_entry", "block_group",
+                                                          "align_frac_bits", "align_floor")}}
+    return replace(common[0], provenance=prov), why
 
 
 def infer_int_overflow(source: VectorSource) -> tuple[str, str, dict]:
@@ -1114,14 +1260,36 @@ def infer_profile(source: VectorSource, name: str | None = None, *, formats: Ite
             del inferences[pair]
     datapaths = {pair: build_datapath(inferences[pair], values, source) for pair, values in chosen.items()}
     checks: dict[str, Any] = {}
+    scaled: dict[tuple[str, str, str], Datapath] = {}
+    pending: dict[tuple[str, str, str], list] = {}  # (kind, input, accumulator): each scaling's fitting datapaths
     for (in_fmt, acc_fmt), dp in datapaths.items():
         key = f"{in_fmt}->{acc_fmt}"
         k = inferences[(in_fmt, acc_fmt)].k
         checks[key] = {"confirmation": confirm(source, dp, in_fmt, acc_fmt, k, confirm_vectors, seed)}
-        scalings = [block_scale_check(source, dp, in_fmt, acc_fmt, s, 1024, seed) for s in source.scalings(in_fmt)
-                    if acc_fmt == "f32"]  # block-scaled kinds accumulate into f32 (Table 39)
-        if scalings:
-            checks[key]["block_scales"] = scalings
+        by_kind: dict[str, list] = {}
+        for scaling in (source.scalings(in_fmt) if acc_fmt == "f32" else ()):  # block-scaled kinds accumulate into f32
+            fits, evidence = infer_block_scaling(source, dp, in_fmt, acc_fmt, scaling, 1024, seed)
+            checks[key].setdefault("block_scales", []).append(evidence)
+            if not fits:
+                errors[f"{key} {scaling.scale_fmt} block{scaling.block} K={scaling.k}"] = (
+                    f"no block-scaled datapath reproduces the source's {evidence['vectors']} scaled vectors (each product "
+                    f"scaled: {evidence['each_product_scaled_mismatches']} mismatches; sub-sums of {BLOCK_GROUPS} products "
+                    f"at F = {BLOCK_ALIGN_BITS.start}..{BLOCK_ALIGN_BITS.stop - 1}: none)")
+            for kind in scaled_kinds(scaling):
+                by_kind.setdefault(kind, []).append((fits, evidence))
+        for kind, found in by_kind.items():
+            if all(fits for fits, _ in found):
+                pending[(kind, in_fmt, acc_fmt)] = found
+    for (kind, in_fmt, acc_fmt), found in pending.items():
+        # the formats of one kind lend each other the grid floor their own products cannot reach
+        floors = [{d.align_floor for fits, _ in f for d in fits} for (k, _, a), f in pending.items() if (k, a) == (kind, acc_fmt)]
+        common = set.intersection(*floors)
+        lists = [[d for d in fits if not common or d.align_floor in common] for fits, _ in found]
+        chosen, _ = _chosen_scaled(source, lists, [e for _, e in found])
+        if chosen is None:
+            errors[f"kind::{kind} {in_fmt}->{acc_fmt}"] = "its scalings admit no common block-scaled datapath"
+        else:
+            scaled[(kind, in_fmt, acc_fmt)] = chosen
     overflow, overflow_provenance, evidence = "wrap", "", {}
     if wanted is None or wanted & {"s8", "u8"}:
         try:
@@ -1145,8 +1313,13 @@ def infer_profile(source: VectorSource, name: str | None = None, *, formats: Ite
                       datapaths=datapaths, int_overflow=overflow,
                       int_overflow_provenance=overflow_provenance or "not inferred (no integer kind asked for); wrap assumed",
                       unsupported=source.unsupported(), provenance=provenance,
-                      widened_inputs=widening.value, widened_inputs_provenance=widening.provenance)
+                      widened_inputs=widening.value, widened_inputs_provenance=widening.provenance,
+                      scaled_datapaths=scaled)
     return ProfileInference(profile, inferences, checks, errors)
+
+
+def _values(dp: Datapath) -> tuple:
+    return tuple(getattr(dp, p) for p in PARAMETERS if p != "instruction")
 
 
 # ----------------------------------------------------------------------------- recorded vectors
@@ -1323,7 +1496,7 @@ def recorded_datapath(r: RecordedInference) -> Datapath:
     if step == r.k:
         struct += f"; one step of all K = {r.k} recorded products (longer steps cannot show)"
     provenance.update({"instruction": f"the recording's ({r.family})", "k_step": struct, "split_ways": struct,
-                       "split_stride": struct})
+                       "split_stride": struct, "block_group": "not recorded: the recordings hold no block scales"})
     return Datapath(instruction=f"{r.family} (recorded)", k_step=step, split_ways=ways, split_stride=stride,
                     **{p: chosen[p] for p in SEARCHED if p != STRUCTURE}, provenance=provenance)
 
@@ -1465,18 +1638,21 @@ def agreement(source: VectorSource, profile: str, recorded: Sequence[str], vecto
 
 def compare_profiles(inferred: Profile, reference: Profile) -> list[dict]:
     """Parameter by parameter, every datapath of `inferred` against `reference` (the instruction
-    description aside), and the widened inputs: one entry per difference, and per datapath the
-    reference lacks."""
+    description aside), its block-scaled datapaths against the reference's of their kind (or the
+    unscaled one), and the widened inputs: one entry per difference, and per datapath the reference
+    lacks."""
     out = []
-    for (i, a), dp in inferred.datapaths.items():
+    pairs = [(f"{i}->{a}", dp, i, a, None) for (i, a), dp in inferred.datapaths.items()]
+    pairs += [(f"{k}:{i}->{a}", dp, i, a, k) for (k, i, a), dp in inferred.scaled_datapaths.items()]
+    for name, dp, i, a, kind in pairs:
         try:
-            ref = reference.datapath(i, a)
+            ref = datapath_of(reference, i, i, a, kind)
         except ValueError as e:
-            out.append({"datapath": f"{i}->{a}", "parameter": None, "inferred": None, "reference": str(e)})
+            out.append({"datapath": name, "parameter": None, "inferred": None, "reference": str(e)})
             continue
         for p in PARAMETERS:
             if p != "instruction" and getattr(dp, p) != getattr(ref, p):
-                out.append({"datapath": f"{i}->{a}", "parameter": p, "inferred": getattr(dp, p), "reference": getattr(ref, p)})
+                out.append({"datapath": name, "parameter": p, "inferred": getattr(dp, p), "reference": getattr(ref, p)})
     if dict(inferred.widened_inputs) != dict(reference.widened_inputs):
         out.append({"datapath": "inputs", "parameter": "widened_inputs", "inferred": dict(inferred.widened_inputs),
                     "reference": dict(reference.widened_inputs)})

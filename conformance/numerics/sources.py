@@ -158,12 +158,12 @@ class ModelSource:
         return f"numeric model, profile {self.profile.name}"
 
     def scalings(self, in_fmt: str) -> tuple[Scaling, ...]:
-        # the block scalings of PTX ISA Tables 54-55: ue8m0 per 32 elements (mxf8f6f4, mxf4),
-        # ue4m3 per 16 (mxf4nvf4, fp4 only)
+        # the block scalings of PTX ISA Tables 54-55: ue8m0 per 32 elements (mxf8f6f4 K = 32, mxf4 and
+        # mxf4nvf4 K = 64), ue8m0 or ue4m3 per 16 (mxf4nvf4, fp4 only)
         if in_fmt in ("e4m3", "e5m2", "e3m2", "e2m3"):
             return (Scaling("ue8m0", 32, 32),)
         if in_fmt == "e2m1":
-            return (Scaling("ue8m0", 32, 32), Scaling("ue4m3", 16, 64))
+            return (Scaling("ue8m0", 32, 32), Scaling("ue8m0", 32, 64), Scaling("ue8m0", 16, 64), Scaling("ue4m3", 16, 64))
         return ()
 
     def evaluate(self, in_fmt, acc_fmt, a, b, c, *, a_scale=None, b_scale=None, scale_fmt="ue8m0", saturate=None):

@@ -63,6 +63,7 @@ def fused_sum(
     *,
     width_hint: int = 0,
     floor: int | None = None,
+    present: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Aligned, truncated sum of the terms along the last axis.
 
@@ -73,9 +74,11 @@ def fused_sum(
 
     Returns ``(S, t)``: the signed integer sum per row (int64, or object for very wide
     exact rows) and the exponent ``t`` of its lowest bit, so that the group value is
-    ``S * 2**t``.  ``floor`` (with ``frac_bits``) is the lowest grid exponent.
+    ``S * 2**t``.  ``floor`` (with ``frac_bits``) is the lowest grid exponent.  ``present``
+    (same shape, bool) marks the terms whose ``aexp`` takes part in the alignment; default the
+    nonzero terms (a block sub-sum that cancels to zero still aligns at its scale's exponent).
     """
-    nonzero = mant != 0
+    nonzero = mant != 0 if present is None else present
     emax = np.max(np.where(nonzero, aexp, _LOWEST), axis=-1)
     any_nz = nonzero.any(axis=-1)
     emax = np.where(any_nz, emax, 0)

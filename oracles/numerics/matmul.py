@@ -63,7 +63,7 @@ class MatrixProduct:
     """The inner products of one MMA, to be evaluated: D[i, j] = sum_k A[i, k] B[j, k] + C[i, j]
     from codes A [M, K], B [N, K], C [M, N] (uint32); with `columns` [M, K] a structured-sparse A
     given by its stored elements, row i multiplying B[j, columns[i, k]]; with `a_scale` [M, F] and
-    `b_scale` [N, F], the scale codes of a block-scaled kind. `profile` names the numeric model."""
+    `b_scale` [N, F], the scale codes of a block-scaled `kind`. `profile` names the numeric model."""
 
     a: np.ndarray
     b: np.ndarray
@@ -77,6 +77,7 @@ class MatrixProduct:
     b_scale: np.ndarray | None = None
     scale_fmt: str = "ue8m0"
     saturate: bool | None = None
+    kind: str | None = None  # the block-scaled kind (its datapath in the profile); None: from formats and K
 
     def rows(self, rows: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The A, B and C codes of the inner products at (rows, cols), in the storage dtypes the
@@ -93,7 +94,7 @@ class MatrixProduct:
     def key(self) -> tuple:
         """What inner products must share to be evaluated in one call of the model."""
         return (id(get_profile(self.profile)), self.afmt, self.bfmt, self.acc, self.a.shape[1], self.saturate,
-                None if self.a_scale is None else (self.scale_fmt, self.a_scale.shape[1]))
+                None if self.a_scale is None else (self.scale_fmt, self.a_scale.shape[1], self.kind))
 
 
 ROWS_PER_CALL = 1 << 18  # inner products per call of the model: bounds the operands gathered at once (~64 MiB)
@@ -142,7 +143,7 @@ def _evaluate_rows(products: Sequence[MatrixProduct], parts: list[tuple[int, np.
     if first.a_scale is not None:
         scales = {"a_scale": np.concatenate([products[i].a_scale[rows] for i, rows, _ in parts]),
                   "b_scale": np.concatenate([products[i].b_scale[cols] for i, _, cols in parts]),
-                  "scale_fmt": first.scale_fmt}
+                  "scale_fmt": first.scale_fmt, "kind": first.kind}
     result = inner_product(a, b, c, (first.afmt, first.bfmt), first.acc, first.profile, saturate=first.saturate, **scales)
     words = result.view(result.dtype.str.replace("i", "u")).astype(np.uint32)
     start = 0
@@ -153,11 +154,11 @@ def _evaluate_rows(products: Sequence[MatrixProduct], parts: list[tuple[int, np.
 
 def matmul(a: np.ndarray, b: np.ndarray, c: np.ndarray, afmt: str, bfmt: str, acc: str, profile: str | Profile, *,
            a_scale: np.ndarray | None = None, b_scale: np.ndarray | None = None, scale_fmt: str = "ue8m0",
-           saturate: bool | None = None) -> np.ndarray:
+           saturate: bool | None = None, kind: str | None = None) -> np.ndarray:
     """Codes of D [M, N] (uint32) from codes A [M, K], B [N, K], C [M, N] and, for block-scaled
-    kinds, scale codes A [M, F] and B [N, F]: `evaluate` of one product."""
+    kinds, scale codes A [M, F] and B [N, F] (`kind` names the kind): `evaluate` of one product."""
     return evaluate([MatrixProduct(a, b, c, afmt, bfmt, acc, profile, a_scale=a_scale, b_scale=b_scale,
-                                   scale_fmt=scale_fmt, saturate=saturate)])[0]
+                                   scale_fmt=scale_fmt, saturate=saturate, kind=kind)])[0]
 
 
 def sparse_matmul(a: np.ndarray, b: np.ndarray, columns: np.ndarray, c: np.ndarray, afmt: str, bfmt: str, acc: str,

@@ -39,7 +39,7 @@ from tcgen05_conformance.core.formats import (
 )
 
 from .fixedpoint import clamp, fused_sum, round_scaled, shift
-from .profiles import Datapath, Profile, get_profile
+from .profiles import SCALED_KINDS, Datapath, Profile, get_profile, scaled_kind
 
 #: Rows processed per vectorised pass (keeps the working set in cache).
 CHUNK_ROWS = 8192
@@ -74,6 +74,7 @@ def inner_product(
     a_scale: np.ndarray | None = None,
     b_scale: np.ndarray | None = None,
     scale_fmt: str = "ue8m0",
+    kind: str | None = None,
     saturate: bool | None = None,
 ) -> np.ndarray:
     """Bit-accurate model of ``d = sum_k a[..., k] * b[..., k] + c`` for one profile.
@@ -81,7 +82,9 @@ def inner_product(
     ``in_fmt`` names the input format, or a pair (A format, B format) for mixed inputs.
     ``a_scale``/``b_scale`` (optional, block-scaled kinds): raw ``scale_fmt`` encodings of
     shape (batch, K // block); each scale multiplies the products of its block exactly
-    (an assumption for tcgen05 block scaling, see docs).  ``saturate`` applies to integer
+    or, under a datapath with ``block_group``, the exact sub-sums of its products (see
+    docs/numerics.md); ``kind`` names the block-scaled kind whose datapath the profile gives
+    (default: `scaled_kind` of the formats and K).  ``saturate`` applies to integer
     kinds (default: the profile's ``int_overflow``).
 
     Returns raw encodings of ``acc_fmt`` with the batch shape of ``a_bits[..., 0]``.
@@ -105,7 +108,11 @@ def inner_product(
         return _int_dot(a, b, c, fa, fb, sat).reshape(batch_shape)
     if not isinstance(facc, FloatFormat) or facc.name not in ("f32", "f16"):
         raise ValueError(f"floating-point inputs accumulate into f32 or f16, not {facc.name}")
-    dp = datapath_of(prof, fa.name, fb.name, facc.name)
+    if a_scale is not None:
+        kind = kind or scaled_kind(fa.name, fb.name, K)
+        if kind not in SCALED_KINDS:
+            raise ValueError(f"unknown block-scaled kind {kind!r}; known: {', '.join(SCALED_KINDS)}")
+    dp = datapath_of(prof, fa.name, fb.name, facc.name, kind=None if a_scale is None else kind)
     if fa.name in prof.widened_inputs:  # converted exactly before the datapath reads them
         a, fa = _widened(a, fa, widened_format(prof, fa.name))
     if fb.name in prof.widened_inputs:
@@ -159,16 +166,18 @@ def _widened(codes: np.ndarray, fmt: FloatFormat, target: str) -> tuple[np.ndarr
     return _widening_table(fmt.name, target)[index], get_format(target)
 
 
-def datapath_of(prof: Profile, a_fmt: str, b_fmt: str, acc_fmt: str) -> Datapath:
+def datapath_of(prof: Profile, a_fmt: str, b_fmt: str, acc_fmt: str, kind: str | None = None) -> Datapath:
     """The datapath of float A x B -> acc under a profile: mixed fp8/fp6/fp4 operands share the
-    narrow-float datapath, the A format's, and both operand formats must be supported."""
-    if a_fmt == b_fmt:
-        return prof.datapath(a_fmt, acc_fmt)
-    narrow = {"e4m3", "e5m2", "e2m3", "e3m2", "e2m1"}
-    if not (a_fmt in narrow and b_fmt in narrow):
-        raise ValueError(f"unsupported mixed input formats {a_fmt} x {b_fmt}")
+    narrow-float datapath, the A format's, and both operand formats must be supported. With a
+    block-scaled `kind`, the profile's datapath of that kind for the A format when it has one."""
+    if a_fmt != b_fmt:
+        narrow = {"e4m3", "e5m2", "e2m3", "e3m2", "e2m1"}
+        if not (a_fmt in narrow and b_fmt in narrow):
+            raise ValueError(f"unsupported mixed input formats {a_fmt} x {b_fmt}")
+        prof.datapath(b_fmt, acc_fmt)
     dp = prof.datapath(a_fmt, acc_fmt)
-    prof.datapath(b_fmt, acc_fmt)
+    if kind is not None:
+        return prof.scaled_datapaths.get((kind, a_fmt, acc_fmt), dp)
     return dp
 
 
@@ -500,6 +509,9 @@ def _generic_dot(
     pfrac = fa.frac_bits + fb.frac_bits
     width = 2
     special_in = (da.cls >= INF) | (db.cls >= INF)
+    k_step = dp.k_step or K
+    grouped = scales is not None and dp.block_group is not None
+    present = None  # terms that align even when zero (the sub-sums of block_group); None: the nonzero ones
     if scales is not None:
         sa_bits, sb_bits, sfmt = scales
         block = K // sa_bits.shape[1]
@@ -507,34 +519,44 @@ def _generic_dot(
             raise ValueError("scale arrays must have shape (batch, K // block)")
         dsa, dsb = decode(sa_bits, sfmt), decode(sb_bits, sfmt)
         rep = lambda x: np.repeat(x, block, axis=1)  # noqa: E731
-        pmant = pmant * rep(dsa.mant) * rep(dsb.mant)
-        paexp = paexp + rep(dsa.aexp) + rep(dsb.aexp)
-        psign = psign ^ rep(dsa.sign) ^ rep(dsb.sign)
-        pfrac += 2 * sfmt.frac_bits
-        width += 2
         special_in = special_in | rep(dsa.cls == NAN) | rep(dsb.cls == NAN)
+    if grouped:
+        pmant, psign, paexp, plsb, present, width = _block_sums(pmant, psign, paexp, pfrac, dsa, dsb, sfmt,
+                                                                block, dp.block_group)
+        k_step //= dp.block_group
+    else:
+        if scales is not None:
+            pmant = pmant * rep(dsa.mant) * rep(dsb.mant)
+            paexp = paexp + rep(dsa.aexp) + rep(dsb.aexp)
+            psign = psign ^ rep(dsa.sign) ^ rep(dsb.sign)
+            pfrac += 2 * sfmt.frac_bits
+            width += 2
+        plsb = paexp - pfrac
 
     # Row-wise special values from the inputs.
     any_special = bool(special_in.any()) or bool((dc.cls >= INF).any())
     if any_special:
-        nan_row, inf_sign = _input_specials(da, db, dc, psign, scales, K)
+        nan_row, inf_sign = _input_specials(da, db, dc, da.sign ^ db.sign, scales, K)
 
-    # Pad K to a whole number of instruction steps.
-    k_step = dp.k_step or K
-    if K % k_step:
-        pad = k_step - K % k_step
+    # Pad the terms to a whole number of instruction steps.
+    terms = pmant.shape[1]
+    if terms % k_step:
+        pad = k_step - terms % k_step
         pmant = np.pad(pmant, ((0, 0), (0, pad)))
         psign = np.pad(
             psign, ((0, 0), (0, pad)), constant_values=1
         )  # -0: neutral for the zero sign
         paexp = np.pad(paexp, ((0, 0), (0, pad)), constant_values=ZERO_EXP)
-        K += pad
+        plsb = np.pad(plsb, ((0, 0), (0, pad)), constant_values=ZERO_EXP)
+        if present is not None:
+            present = np.pad(present, ((0, 0), (0, pad)))
+        terms += pad
     groups = _group_indices(k_step, dp.split_ways, dp.split_stride)
 
     def group_sum(cols, run):
-        return _group_sum(
-            pmant[:, cols], psign[:, cols], paexp[:, cols], pfrac, run, dp.align_frac_bits, width, dp.align_floor
-        )
+        return _group_sum(pmant[:, cols], psign[:, cols], paexp[:, cols], plsb[:, cols],
+                          None if present is None else present[:, cols], run, dp.align_frac_bits, width,
+                          dp.align_floor)
 
     def zero_sign(sel):
         neg0 = ((pmant[sel] == 0) & (psign[sel] == 1)).all(axis=1)
@@ -544,11 +566,11 @@ def _generic_dot(
         dc.sign.astype(np.int64), dc.mant, np.where(dc.mant != 0, dc.aexp, ZERO_EXP), facc.frac_bits
     )
     inf_entering = None
-    if any_special:
+    if any_special and not grouped:
         pinf = ((da.cls == INF) | (db.cls == INF)) & ~nan_row[:, None]
         pinf_sign = np.where(pinf, psign[:, : pinf.shape[1]], -1)  # psign is padded to whole steps
-        if K > pinf_sign.shape[1]:
-            pinf_sign = np.pad(pinf_sign, ((0, 0), (0, K - pinf_sign.shape[1])), constant_values=-1)
+        if terms > pinf_sign.shape[1]:
+            pinf_sign = np.pad(pinf_sign, ((0, 0), (0, terms - pinf_sign.shape[1])), constant_values=-1)
         c_inf_sign = np.where(dc.cls == INF, dc.sign, -1)
 
         def inf_entering(cols):
@@ -560,7 +582,7 @@ def _generic_dot(
             signs = pinf_sign[:, cols]
             return np.where((signs == 0).any(axis=1), 0, np.where((signs == 1).any(axis=1), 1, -1))
 
-    out, nan_late = _chain(group_sum, groups, K, k_step, acc, facc, dp, zero_sign, inf_entering)
+    out, nan_late = _chain(group_sum, groups, terms, k_step, acc, facc, dp, zero_sign, inf_entering)
     if any_special:
         out = np.where(inf_sign >= 0, inf_bits(facc, inf_sign.clip(0, 1)), out)
         out = np.where(nan_row | nan_late, storage_dtype(facc).type(facc.canonical_nan), out)
@@ -581,16 +603,51 @@ def _group_indices(k_step: int, ways: int, stride: int) -> list[np.ndarray]:
     return [k[(k // stride) % ways == g] for g in range(ways)]
 
 
-def _group_sum(pmant, psign, paexp, pfrac, acc: _Acc | None, frac_bits, width, floor):
-    """Assemble the terms of one fused group (products plus the accumulator) and sum them."""
-    ms, ss, es, ls = [pmant], [psign], [paexp], [paexp - pfrac]
+def _group_sum(pmant, psign, paexp, plsb, present, acc: _Acc | None, frac_bits, width, floor):
+    """Assemble the terms of one fused group (products or block sub-sums, plus the accumulator)
+    and sum them."""
+    ms, ss, es, ls = [pmant], [psign], [paexp], [plsb]
+    ps = [pmant != 0 if present is None else present]
     if acc is not None:
         ms.append(acc.mant[:, None])
         ss.append(acc.sign[:, None])
         es.append(acc.aexp[:, None])
         ls.append(acc.aexp[:, None] - acc.frac)
+        ps.append(acc.mant[:, None] != 0)
     cat = (lambda xs: xs[0]) if len(ms) == 1 else (lambda xs: np.concatenate(xs, axis=1))
-    return fused_sum(cat(ms), cat(ss), cat(es), cat(ls), frac_bits, width_hint=width, floor=floor)
+    return fused_sum(cat(ms), cat(ss), cat(es), cat(ls), frac_bits, width_hint=width, floor=floor,
+                     present=None if present is None else cat(ps))
+
+
+def _block_sums(pmant, psign, paexp, pfrac: int, dsa: Decoded, dsb: Decoded, sfmt: FloatFormat, block: int,
+                group: int):
+    """The terms of a `block_group` datapath: each run of `group` consecutive products summed
+    exactly, times its block's two scales, aligned at the scales' exponent alone (MMA-Sim's
+    grouped block-scale model, docs/numerics.md). Returns (mant, sign, aexp, lsb, present,
+    width): a sub-sum of products that cancel still aligns (present); one of zero products, or
+    under a zero scale, does not. `width` bounds log2(|term| / 2**aexp)."""
+    rows, K = pmant.shape
+    if K % group or block % group:
+        raise ValueError(f"a block_group of {group} products needs K ({K}) and the block ({block}) to be multiples of it")
+    n = K // group
+    shape = (rows * n, group)
+    S, t = fused_sum(pmant.reshape(shape), psign.reshape(shape), paexp.reshape(shape),
+                     (paexp - pfrac).reshape(shape), None)
+    S, t = S.reshape(rows, n), t.reshape(rows, n)
+    nonzero = (pmant != 0).reshape(rows, n, group).any(axis=2)
+    which = np.arange(n) * group // block  # the block of each sub-sum
+    sa_mant, sb_mant = dsa.mant[:, which], dsb.mant[:, which]
+    scale_mant = sa_mant * sb_mant
+    mant = np.abs(S) * scale_mant
+    sign = (np.asarray(S < 0, dtype=np.int64) ^ dsa.sign[:, which] ^ dsb.sign[:, which]).astype(np.int8)
+    present = nonzero & (scale_mant != 0)
+    aexp = np.where(present, dsa.aexp[:, which] + dsb.aexp[:, which], ZERO_EXP)
+    lsb = t + dsa.aexp[:, which] + dsb.aexp[:, which] - 2 * sfmt.frac_bits
+    if mant.dtype != object and (mant != 0).any():
+        width = int(np.max(np.where(mant != 0, np.frexp(mant.astype(np.float64))[1] + lsb - aexp, 0)))
+    else:
+        width = 64
+    return mant, sign, aexp, lsb, present, max(width, 2)
 
 
 def _note_overflow(state: np.ndarray, r, inf_seen: np.ndarray) -> np.ndarray:

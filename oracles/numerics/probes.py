@@ -7,12 +7,17 @@ hypotheses it separates, each hypothesis being a :class:`~tcgen05_conformance.or
 
 The hypotheses:
 
-* ``recorded`` - the datapath fitted to the recorded B200 mma.sync vectors (``sm_100a``);
+* ``tcgen05`` - the adopted tcgen05.mma datapath (``sm_100a``: MMA-Sim's silicon-probed model;
+  for fp8/fp6/fp4 one fused group of 32 products plus c, F = 25; for kind::mxf4/mxf4nvf4 exact
+  sub-sums of 16 products, scaled, fused with c at F = 35);
+* ``recorded`` - the datapath fitted to the recorded B200 mma.sync vectors (``sm_100a.mma_sync``;
+  block scales multiply each product);
 * ``recorded-rne`` - the same with round-to-nearest groups (the fp8 -> f32 recordings accept
-  either; ``sm_100a`` assumes truncation like the fp16 datapath);
-* ``fused32`` - one fused group of all 32 fp8/fp6/fp4 products plus c (F = 25, like the
-  fp16 datapath) - what a native 8-bit datapath without the fp16 detour might do;
+  either; the mma.sync profile assumes truncation like the fp16 datapath);
 * ``hopper-wgmma`` - the H100 wgmma fp8 datapath (F = 13, 14-bit truncated result);
+* ``group32`` - the fp16/tf32 datapath with a group of 32 products;
+* ``per-product`` - kind::mxf4/mxf4nvf4 with every product scaled and aligned on its own in one
+  fused group with c at F = 25 (kind::mxf8f6f4's reading carried to K = 64);
 * ``exact`` - exact sum, one rounding to nearest.
 """
 
@@ -24,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .convert import from_binary32
-from .model import inner_product
+from .model import datapath_of, inner_product
 from .profiles import EXACT, PROFILES, Datapath, Profile
 
 
@@ -43,24 +48,25 @@ class Probe:
     a_scale: tuple[float, ...] | None = None
     b_scale: tuple[float, ...] | None = None
     scale_fmt: str = "ue8m0"
+    kind: str | None = None  # the block-scaled kind (mxf4nvf4 ...): the tcgen05.mma that computes the probe
 
 
 def _pad(xs, k):
     return tuple(xs) + (0.0,) * (k - len(xs))
 
 
-def hypothesis_datapaths(in_fmt: str, acc_fmt: str) -> dict[str, Datapath]:
-    """The competing datapaths for a format pair (see module docstring)."""
-    base = PROFILES["sm_100a"].datapath(in_fmt, acc_fmt)
+def hypothesis_datapaths(in_fmt: str, acc_fmt: str, kind: str | None = None) -> dict[str, Datapath]:
+    """The competing datapaths for a format pair, of a block-scaled `kind` when given (see module
+    docstring)."""
+    tcgen05 = datapath_of(PROFILES["sm_100a"], in_fmt, in_fmt, acc_fmt, kind)
+    base = datapath_of(PROFILES["sm_100a.mma_sync"], in_fmt, in_fmt, acc_fmt, kind)
     out = {
+        "tcgen05": tcgen05,
         "recorded": base,
         "exact": EXACT,
         "recorded-rne": dataclasses.replace(base, group_rounding="rne"),
     }
     if base.split_ways > 1:
-        out["fused32"] = dataclasses.replace(
-            base, split_ways=1, split_stride=1, c_entry="first_group"
-        )
         out["hopper-wgmma"] = dataclasses.replace(
             base,
             split_ways=1,
@@ -72,7 +78,16 @@ def hypothesis_datapaths(in_fmt: str, acc_fmt: str) -> dict[str, Datapath]:
         )
     else:
         out["group32"] = dataclasses.replace(base, k_step=32)
+    if tcgen05.block_group is not None:
+        out["per-product"] = dataclasses.replace(tcgen05, block_group=None, align_frac_bits=25, align_floor=-158)
     return out
+
+
+def _ladder(small: int, second: float) -> tuple[float, ...]:
+    """An fp4 operand of K = 64: 1 and `second` at the start of the other block, 0.5 at the start of
+    block `small` (0 or 1)."""
+    big = 32 * (1 - small)
+    return tuple(1.0 if k == big else second if k == big + 1 else 0.5 if k == 32 * small else 0.0 for k in range(64))
 
 
 _G0 = [k for k in range(32) if k % 4 in (0, 1)]  # group 0 of the recorded fp8 datapath
@@ -88,7 +103,7 @@ PROBES: tuple[Probe, ...] = (
         _pad([1.0, 2.0**-6, 2.0**-6], 32),
         _pad([1.0, 2.0**-5, 2.0**-5], 32),
         0.0,
-        ("recorded", "fused32", "exact"),
+        ("recorded", "tcgen05", "exact"),
     ),
     Probe(
         "fp8-c-entry",
@@ -99,7 +114,7 @@ PROBES: tuple[Probe, ...] = (
         _pad([16.0, 16.0], 32),
         _pad([16.0, -16.0], 32),
         2.0**-30,
-        ("recorded", "fused32", "hopper-wgmma"),
+        ("recorded", "tcgen05", "hopper-wgmma"),
     ),
     Probe(
         "fp8-alignment",
@@ -110,7 +125,7 @@ PROBES: tuple[Probe, ...] = (
         _pad([16.0, 16.0, 2.0**-9], 32),
         _pad([16.0, -16.0, 2.0**-9], 32),
         0.0,
-        ("recorded", "fused32", "hopper-wgmma", "exact"),
+        ("recorded", "tcgen05", "hopper-wgmma", "exact"),
     ),
     Probe(
         "fp8-f32-rounding",
@@ -121,7 +136,7 @@ PROBES: tuple[Probe, ...] = (
         _pad([16.0, 2.0**-8, 0.0, 0.0, 2.0**-8], 32),
         _pad([16.0, 2.0**-8, 0.0, 0.0, 2.0**-9], 32),
         0.0,
-        ("recorded", "recorded-rne", "fused32", "exact"),
+        ("recorded", "recorded-rne", "tcgen05", "exact"),
     ),
     Probe(
         "fp6-interleave",
@@ -131,7 +146,7 @@ PROBES: tuple[Probe, ...] = (
         _pad([2.0, 0.0625, 0.0625], 32),
         _pad([4.0, 0.0625, 0.0625], 32),
         0.0,
-        ("recorded", "fused32", "exact"),
+        ("recorded", "tcgen05", "exact"),
     ),
     Probe(
         "fp4-interleave",
@@ -142,7 +157,7 @@ PROBES: tuple[Probe, ...] = (
         _FP4_A,
         _FP4_A,
         0.0,
-        ("recorded", "fused32", "exact"),
+        ("recorded", "tcgen05", "exact"),
     ),
     Probe(
         "fp4-c-entry",
@@ -152,7 +167,7 @@ PROBES: tuple[Probe, ...] = (
         _pad([6.0, 6.0], 32),
         _pad([6.0, -6.0], 32),
         2.0**-30,
-        ("recorded", "fused32", "exact"),
+        ("recorded", "tcgen05", "exact"),
     ),
     Probe(
         "f16-alignment",
@@ -163,7 +178,7 @@ PROBES: tuple[Probe, ...] = (
         _pad([1.0, 1.0, 2.0**-13], 16),
         _pad([1.0, -1.0, 2.0**-13], 16),
         0.0,
-        ("recorded", "exact"),
+        ("tcgen05", "exact"),
     ),
     Probe(
         "f16-rz",
@@ -173,20 +188,54 @@ PROBES: tuple[Probe, ...] = (
         _pad([1.0, 2.0**-12, 2.0**-12], 16),
         _pad([1.0, 2.0**-12, 2.0**-13], 16),
         0.0,
-        ("recorded", "recorded-rne", "exact"),
+        ("tcgen05", "recorded-rne", "exact"),
     ),
     Probe(
-        "scaled-blocks-share-a-group",
-        "block scales: are products of differently scaled blocks aligned "
-        "together in one fused group? (block 0: 256 - 256; block 1, scale 2**-40: 1 at k=16)",
+        "mxf8f6f4-scaled-c",
+        "kind::mxf8f6f4: are the scaled products and c one fused group rounded toward zero? (1 x 1 and "
+        "2**-6 x 2**-6 at scale 2**30, c = 96: 2**30 + 2**18 truncated, or + 128 when c is added apart to nearest)",
         "e4m3",
         "f32",
-        _pad([16.0, 16.0], 16) + _pad([1.0], 16),
-        _pad([16.0, -16.0], 16) + _pad([1.0], 16),
-        0.0,
-        ("recorded", "exact"),
-        a_scale=(1.0, 2.0**-20),
-        b_scale=(1.0, 2.0**-20),
+        _pad([1.0, 2.0**-6], 32),
+        _pad([1.0, 2.0**-6], 32),
+        96.0,
+        ("tcgen05", "recorded", "exact"),
+        a_scale=(2.0**15,),
+        b_scale=(2.0**15,),
+        kind="mxf8f6f4",
+    ),
+    Probe(
+        "mxf4-cancelled-group",
+        "kind::mxf4: does a 16-product sub-sum that cancels to 0 still align at its scale? (1 - 1 at scale "
+        "2**40 in block 1, c = 1 + 2**-10: +0 when it does, c when it does not)",
+        "e2m1",
+        "f32",
+        _pad([1.0, -1.0], 64),
+        _pad([1.0, 1.0], 64),
+        1.0 + 2.0**-10,
+        ("tcgen05", "recorded", "per-product", "exact"),
+        a_scale=(2.0**20, 1.0),
+        b_scale=(2.0**20, 1.0),
+        kind="mxf4",
+    ),
+    *(
+        Probe(
+            f"mxf4-gap-{gap}-block{small + 1}",
+            f"kind::mxf4 block gap 2**-{gap}: 1 - 1 in block {2 - small} at scale 1, 0.5 x 0.5 in block {small + 1} at "
+            f"scale 2**-{gap}: does 2**-{gap + 2} survive alignment with the cancelled pair (35 bits below the scales' "
+            "exponent: up to gap 33; products aligned on their own: always)?",
+            "e2m1",
+            "f32",
+            _ladder(small, 1.0),
+            _ladder(small, -1.0),
+            0.0,
+            ("tcgen05", "recorded", "per-product", "exact"),
+            a_scale=tuple(2.0 ** -(gap // 2) if j == small else 1.0 for j in range(2)),
+            b_scale=tuple(2.0 ** -(gap - gap // 2) if j == small else 1.0 for j in range(2)),
+            kind="mxf4",
+        )
+        for gap in range(20, 41, 2)
+        for small in (0, 1)
     ),
 )
 
@@ -197,7 +246,7 @@ def _bits(values, fmt: str) -> np.ndarray:
 
 def predictions(probe: Probe) -> dict[str, int]:
     """Result bit pattern of the probe under each of its hypotheses."""
-    dps = hypothesis_datapaths(probe.in_fmt, probe.acc_fmt)
+    dps = hypothesis_datapaths(probe.in_fmt, probe.acc_fmt, probe.kind)
     a = _bits(probe.a, probe.in_fmt)[None, :]
     b = _bits(probe.b, probe.in_fmt)[None, :]
     c = _bits([probe.c], probe.acc_fmt)
@@ -207,10 +256,12 @@ def predictions(probe: Probe) -> dict[str, int]:
             a_scale=_bits(probe.a_scale, probe.scale_fmt)[None, :],
             b_scale=_bits(probe.b_scale, probe.scale_fmt)[None, :],
             scale_fmt=probe.scale_fmt,
+            kind=probe.kind,
         )
     out = {}
     for name in probe.hypotheses:
-        prof = Profile(name=name, description="probe hypothesis", datapaths={}, default=dps[name])
+        scaled = {(probe.kind, probe.in_fmt, probe.acc_fmt): dps[name]} if probe.kind else {}
+        prof = Profile(name=name, description="probe hypothesis", datapaths={}, default=dps[name], scaled_datapaths=scaled)
         out[name] = int(inner_product(a, b, c, probe.in_fmt, probe.acc_fmt, prof, **kw)[0])
     return out
 

@@ -12,7 +12,11 @@ the handful of structural parameters of the inner-product model (see docs/numeri
 * the accumulator input ``c`` either joins the first group as one more aligned term
   (``c_entry="first_group"``) or is added after the step's groups with a separate,
   correctly rounded addition (``c_entry="final_add"``, rounding ``final_rounding``);
-* steps are chained the same way when K exceeds ``k_step``.
+* steps are chained the same way when K exceeds ``k_step``;
+* block-scaled kinds either scale each product on its own (``block_group=None``: a product's
+  alignment exponent includes its scales') or form exact sub-sums of ``block_group``
+  consecutive products, multiply each by its block's scales and align it at the scales'
+  exponent alone; these terms then take the place of the products above.
 
 Every parameter of every datapath carries a provenance string, stored beside the values
 (``Datapath.provenance``), saying whether it was fitted to recorded vectors, taken from
@@ -36,6 +40,18 @@ from tcgen05_conformance.core.numeric_profiles import NUMERIC_PROFILES, PROFILE_
 
 Rounding = Literal["rne", "rz"]
 
+#: The block-scaled tcgen05.mma kinds (PTX ISA 9.7.16.10.7, Table 39), which key a profile's
+#: `scaled_datapaths`.
+SCALED_KINDS = ("mxf8f6f4", "mxf4", "mxf4nvf4")
+
+
+def scaled_kind(a_fmt: str, b_fmt: str, k: int) -> str:
+    """The block-scaled kind of a scaled inner product whose caller does not name one: fp4 by fp4
+    with K of 64 or more (a dense mxf4/mxf4nvf4 instruction takes 64, or 96 on sm_103a) is
+    kind::mxf4, anything else kind::mxf8f6f4 (K 32; a sparse mxf8f6f4 e2m1 product of K 64 must
+    name its kind)."""
+    return "mxf4" if a_fmt == b_fmt == "e2m1" and k >= 64 else "mxf8f6f4"
+
 #: Fields of :class:`Datapath` that are model parameters (and so need provenance).
 PARAMETERS = (
     "instruction",
@@ -51,6 +67,7 @@ PARAMETERS = (
     "subnormal_inputs",
     "subnormal_outputs",
     "zero_sign",
+    "block_group",
 )
 
 
@@ -61,7 +78,11 @@ class Datapath:
     ``k_step=None`` puts all K products in one group; ``align_frac_bits=None`` keeps every
     bit (exact alignment); ``align_floor`` is the lowest exponent the alignment grid reaches
     (the grid is ``2**max(emax - align_frac_bits, align_floor)``; None: no floor);
-    ``group_precision=None`` means the accumulator's precision.
+    ``group_precision=None`` means the accumulator's precision. ``block_group`` (block-scaled
+    kinds only) is the number of consecutive products summed exactly before their block's scales
+    multiply the sum, which then aligns at the scales' exponent (a sub-sum of products that
+    cancel to zero still does; one of all-zero products sits below the floor); None: every
+    product is scaled and aligned on its own.
     """
 
     instruction: str
@@ -77,6 +98,7 @@ class Datapath:
     subnormal_inputs: bool
     subnormal_outputs: bool
     zero_sign: Literal["ieee", "positive"]  # the sign of a zero result
+    block_group: int | None = None
     provenance: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -85,6 +107,8 @@ class Datapath:
             raise ValueError(f"datapath parameters without provenance: {missing}")
         if self.k_step is not None and self.k_step % self.split_ways:
             raise ValueError("k_step must be a multiple of split_ways")
+        if self.block_group is not None and (self.split_ways != 1 or (self.k_step or 0) % self.block_group):
+            raise ValueError("block_group needs one group per step (split_ways 1) and k_step a multiple of it")
         object.__setattr__(self, "provenance", MappingProxyType(dict(self.provenance)))
 
     def as_dict(self) -> dict:
@@ -104,7 +128,9 @@ class Profile:
     command, date); the built-in profiles carry theirs per parameter only. ``widened_inputs``
     maps an input format to the format the instruction converts it to, exactly, before its
     datapath reads it (the datapath is still the one of the original formats); its provenance
-    is ``widened_inputs_provenance``.
+    is ``widened_inputs_provenance``. ``scaled_datapaths`` holds the datapaths of the block-scaled
+    kinds, keyed by (kind, A input format, accumulator format), kind one of `SCALED_KINDS`; a
+    block-scaled inner product without an entry takes the unscaled datapath of its formats.
     """
 
     name: str
@@ -117,9 +143,11 @@ class Profile:
     provenance: Mapping[str, str] = field(default_factory=dict)
     widened_inputs: Mapping[str, str] = field(default_factory=dict)
     widened_inputs_provenance: str = ""
+    scaled_datapaths: Mapping[tuple[str, str, str], Datapath] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "datapaths", MappingProxyType(dict(self.datapaths)))
+        object.__setattr__(self, "scaled_datapaths", MappingProxyType(dict(self.scaled_datapaths)))
         object.__setattr__(self, "unsupported", MappingProxyType(dict(self.unsupported)))
         object.__setattr__(self, "provenance", MappingProxyType(dict(self.provenance)))
         object.__setattr__(self, "widened_inputs", MappingProxyType(dict(self.widened_inputs)))
@@ -152,6 +180,8 @@ class Profile:
             out["unsupported"] = dict(self.unsupported)
         if self.provenance:
             out["provenance"] = dict(self.provenance)
+        if self.scaled_datapaths:
+            out["scaled_datapaths"] = {f"{k}:{i}->{a}": dp.as_dict() for (k, i, a), dp in self.scaled_datapaths.items()}
         if self.widened_inputs or self.widened_inputs_provenance:  # an inferred "nothing widened" says why
             out["widened_inputs"] = {"value": dict(self.widened_inputs), "provenance": self.widened_inputs_provenance}
         return out
@@ -163,10 +193,16 @@ _NO_FLOOR = (
 )
 
 
+_EACH_PRODUCT_SCALED = (
+    "none: a block scale multiplies each product, which aligns at its own exponent plus the scales' "
+    "(the only reading before MMA-Sim; unused by unscaled vectors)"
+)
+
+
 def _dp(values: dict, provenance: dict) -> Datapath:
-    """A datapath; `align_floor` defaults to none, with that provenance."""
-    values = {"align_floor": None, **values}
-    provenance = {"align_floor": _NO_FLOOR, **provenance}
+    """A datapath; `align_floor` and `block_group` default to none, with that provenance."""
+    values = {"align_floor": None, "block_group": None, **values}
+    provenance = {"align_floor": _NO_FLOOR, "block_group": _EACH_PRODUCT_SCALED, **provenance}
     return Datapath(**values, provenance=provenance)
 
 
@@ -385,9 +421,9 @@ _K8_TF32 = (
 )
 _WMMA16 = "wmma m16n16k16 (recorded)"
 
-SM100A = Profile(
-    name="sm_100a",
-    description="NVIDIA B200 (Blackwell, sm_100a) tensor cores as recorded through mma.sync/wmma",
+SM100A_MMA_SYNC = Profile(
+    name="sm_100a.mma_sync",
+    description="NVIDIA B200 (Blackwell, sm_100a) tensor cores through warp-level mma.sync / wmma, as recorded",
     datapaths={
         **_hmma_datapaths(
             "B200", _B200_F, _RZ_B200, _K16_B200,
@@ -407,6 +443,123 @@ SM100A = Profile(
             for f in ("e2m3", "e3m2", "e2m1")
             for acc in ("f32", "f16")
         },
+    },
+    int_overflow="wrap",
+    int_overflow_provenance=_WRAP,
+)
+
+# ---------------------------------------------------------------- sm_100a tcgen05.mma ------
+# MMA-Sim (Microsoft Research, arXiv 2511.10909; PyPI mmasim 2.1.1, MIT) models tcgen05.mma as
+# its authors probed it on B200 silicon. The facts below are read from its source (file:line of
+# mmasim 2.1.1) and checked against it as a peer (conformance/peers/mmasim.py, reports/numerics-tcgen05-vs-mmasim).
+_MMASIM = "MMA-Sim 2.1.1 (tcgen05.mma probed on B200 silicon; arXiv 2511.10909)"
+_MMASIM_T = _MMASIM + ", nv_ptx/sim.py:157-166 and arithmetic/fdpa.py:85-102 (MMA_T_FDPA)"
+_MMASIM_ST = _MMASIM + ", nv_ptx/sim.py:187-195 and arithmetic/fdpa.py:157-179 (MMA_ST_FDPA)"
+_MMASIM_GST = _MMASIM + ", nv_ptx/sim.py:183-186 and arithmetic/fdpa.py:248-276 (MMA_GST_FDPA)"
+_MMASIM_ZERO = (_MMASIM + ": every zero result is +0 (fdpa.py:102, 179, 276 add +0.0); as measured on H100 "
+                "for mma.sync and wgmma")
+_MMASIM_SUBN = (_MMASIM + ": inputs are normalised with their format's subnormal exponent, never flushed "
+                "(fdpa.py:27-44); results round with gradual underflow (fdpa.py:47-72)")
+
+
+def _mmasim_floor(e_zero: int, f: int) -> str:
+    return (f"{_MMASIM}: a zero term aligns at e_zero = {e_zero} (fdpa.py:100, 261) and a nonzero c at its "
+            f"exponent or above, so no grid lies below 2**({e_zero} - {f}) = 2**{e_zero - f}; for f32 and f16 "
+            "accumulators this equals the floor fitted on H100 silicon")
+
+
+def _tcgen05_fused(acc: str, k_step: int, instruction: str, basis: str, *, scaled: bool = False) -> Datapath:
+    """One fused group of the instruction's K products with c inside, 25 alignment bits (MMA-Sim's
+    T_FDPA and ST_FDPA: every tcgen05 kind but mxf4/mxf4nvf4). Unscaled 8/6/4-bit products never
+    reach MMA-Sim's floor, so none is modelled there."""
+    e_zero = -133 if acc == "f32" else -21
+    unreachable = not scaled
+    return _dp(
+        dict(instruction=instruction, k_step=k_step, split_ways=1, split_stride=1, align_frac_bits=25,
+             align_floor=None if unreachable else e_zero - 25, group_precision=None, group_rounding="rz" if acc == "f32" else "rne",
+             c_entry="first_group", final_rounding="rne", subnormal_inputs=True, subnormal_outputs=True,
+             zero_sign="positive"),
+        {
+            "instruction": f"{instruction}: " + basis,
+            "k_step": f"{basis}: L_max = 32 bytes / operand bytes = {k_step} products per fused group",
+            "split_ways": f"{basis}: one fused group per instruction",
+            "split_stride": "unused with split_ways=1",
+            "align_frac_bits": f"{basis}: F = 25 alignment bits below the largest exponent",
+            "align_floor": (f"none: {_MMASIM}'s e_zero {e_zero} puts no grid below 2**{e_zero - 25}, and no bit of an "
+                            "unscaled f8f6f4 product (lowest bit >= 2**-32) or of c (aligned at or above its format's "
+                            "smallest normal) lies below it; the block-scaled kind::mxf8f6f4 reaches it"
+                            if unreachable else _mmasim_floor(e_zero, 25)),
+            "group_precision": f"{basis}: rounded once to the accumulator's precision",
+            "group_rounding": f"{basis}: " + ("RZ-FP32" if acc == "f32" else "RNE-FP16, directly from the exact sum"),
+            "c_entry": f"{basis}: c is one more term of the fused group",
+            "final_rounding": "unused with c_entry=first_group",
+            "subnormal_inputs": _MMASIM_SUBN,
+            "subnormal_outputs": _MMASIM_SUBN,
+            "zero_sign": _MMASIM_ZERO,
+            "block_group": f"{basis}: each product is scaled and aligned on its own (no sub-sums)",
+        },
+    )
+
+
+_AGREES = ("{}; MMA-Sim's tcgen05 model (MMA_T_FDPA, F=25, c inside, L_max 32 bytes: nv_ptx/sim.py:157-166) "
+           "gives the same datapath")
+
+
+def _tcgen05_hmma() -> dict:
+    """f16/bf16/tf32 through tcgen05.mma: the B200 mma.sync fit, which MMA-Sim's tcgen05 model equals."""
+    out = {}
+    for key, dp in SM100A_MMA_SYNC.datapaths.items():
+        if key[0] in ("f16", "bf16", "tf32"):
+            prov = {p: _AGREES.format(dp.provenance[p]) for p in PARAMETERS}
+            kind = "tf32" if key[0] == "tf32" else "f16"
+            out[key] = replace(dp, instruction=f"tcgen05.mma kind::{kind}", provenance=prov)
+    return out
+
+
+#: The fp4 kinds' grouped datapath: exact sub-sums of 16 products, each times its block's scales,
+#: fused with c at 35 alignment bits (MMA_GST_FDPA, e_zero -139).
+_GST_FACTS = {
+    "instruction": "tcgen05.mma kind::mxf4 / kind::mxf4nvf4: " + _MMASIM_GST,
+    "k_step": (f"{_MMASIM_GST}: one fused sum per K = 64 instruction; ASSUMED for K = 96 (sm_103a, which "
+               "MMA-Sim does not model) and for the sparse forms (logical K 128): one fused sum of all K / 16 "
+               "sub-sums (A-TCGEN05-GST-K96)"),
+    "split_ways": f"{_MMASIM_GST}: one fused sum",
+    "split_stride": "unused with split_ways=1",
+    "align_frac_bits": f"{_MMASIM_GST}: F = 35 alignment bits below the largest scale exponent",
+    "align_floor": _mmasim_floor(-139, 35),
+    "group_precision": f"{_MMASIM_GST}: rounded once to binary32",
+    "group_rounding": f"{_MMASIM_GST}: RZ-FP32",
+    "c_entry": f"{_MMASIM_GST}: c is one more term of the fused sum",
+    "final_rounding": "unused with c_entry=first_group",
+    "subnormal_inputs": _MMASIM_SUBN,
+    "subnormal_outputs": _MMASIM_SUBN,
+    "zero_sign": _MMASIM_ZERO,
+    "block_group": (f"{_MMASIM_GST}: exact float32 sums of 16 products (fdpa.py:253-256), each times its "
+                    "block's scales and aligned at the scales' exponent alone; a sub-sum that cancels to zero "
+                    "still aligns there (fdpa.py:262), one of zero products at e_zero"),
+}
+_GST = _dp(dict(instruction="tcgen05.mma kind::mxf4 / kind::mxf4nvf4", k_step=None, split_ways=1, split_stride=1,
+                align_frac_bits=35, align_floor=-139 - 35, group_precision=None, group_rounding="rz",
+                c_entry="first_group", final_rounding="rne", subnormal_inputs=True, subnormal_outputs=True,
+                zero_sign="positive", block_group=16), _GST_FACTS)
+
+#: The narrow float formats of kind::f8f6f4 and kind::mxf8f6f4 (PTX ISA 9.7.16.10.7, Table 40).
+F8F6F4 = ("e4m3", "e5m2", "e3m2", "e2m3", "e2m1")
+
+SM100A = Profile(
+    name="sm_100a",
+    description=("NVIDIA B200 (Blackwell, sm_100a) tensor cores through tcgen05.mma: MMA-Sim's silicon-probed "
+                 "tcgen05 model; f16/bf16/tf32 also the B200 mma.sync recordings (sm_100a.mma_sync)"),
+    datapaths={
+        **_tcgen05_hmma(),
+        **{(f, acc): _tcgen05_fused(acc, 32, "tcgen05.mma kind::f8f6f4", _MMASIM_T)
+           for f in F8F6F4 for acc in ("f32", "f16")},
+    },
+    scaled_datapaths={
+        **{("mxf8f6f4", f, "f32"): _tcgen05_fused("f32", 32, "tcgen05.mma kind::mxf8f6f4", _MMASIM_ST, scaled=True)
+           for f in F8F6F4},
+        ("mxf4", "e2m1", "f32"): _GST,
+        ("mxf4nvf4", "e2m1", "f32"): _GST,
     },
     int_overflow="wrap",
     int_overflow_provenance=_WRAP,
@@ -530,7 +683,7 @@ EXACT_PROFILE = Profile(
 )
 
 #: Registry of built-in profiles.
-PROFILES: dict[str, Profile] = {p.name: p for p in (EXACT_PROFILE, SM90A, SM90A_MMA_SYNC, SM100A)}
+PROFILES: dict[str, Profile] = {p.name: p for p in (EXACT_PROFILE, SM90A, SM90A_MMA_SYNC, SM100A, SM100A_MMA_SYNC)}
 
 
 def for_instruction(profile: str, family: str) -> str:
@@ -592,8 +745,9 @@ _LITERALS = {"group_rounding": get_args(Rounding), "final_rounding": get_args(Ro
              "c_entry": ("first_group", "final_add"), "zero_sign": ("ieee", "positive")}
 _TYPES = {"instruction": (str,), "k_step": (int, type(None)), "split_ways": (int,), "split_stride": (int,),
           "align_frac_bits": (int, type(None)), "align_floor": (int, type(None)),
-          "group_precision": (int, type(None)), "subnormal_inputs": (bool,), "subnormal_outputs": (bool,)}
-_POSITIVE = ("k_step", "split_ways", "split_stride", "group_precision")
+          "group_precision": (int, type(None)), "subnormal_inputs": (bool,), "subnormal_outputs": (bool,),
+          "block_group": (int, type(None))}
+_POSITIVE = ("k_step", "split_ways", "split_stride", "group_precision", "block_group")
 #: What a datapath can have, for the integer parameters a profile file gives (a value outside is
 #: refused on one line instead of asking the model for gigabytes or an overflow): a step or group
 #: of at most MAX_K_STEP products (an instruction's K is at most 96, sm_103a's mxf4), alignment
@@ -603,6 +757,10 @@ MAX_K_STEP = 512
 _RANGES = {"k_step": (1, MAX_K_STEP), "split_ways": (1, MAX_K_STEP), "split_stride": (1, MAX_K_STEP),
            "block_group": (1, MAX_K_STEP), "align_frac_bits": (0, 64), "align_floor": (-1100, 1100),
            "group_precision": (1, 113)}
+#: Parameters a profile file may leave out (files written before the parameter existed), with
+#: the value and provenance they then take.
+_OPTIONAL_PARAMETERS = {"block_group": (None, "absent from the file (written before block_group existed): "
+                                        + _EACH_PRODUCT_SCALED)}
 
 
 def _fail(where: str, what: str):
@@ -629,9 +787,12 @@ def _string(value: Any, where: str) -> str:
 
 def datapath_from_dict(data: Any, where: str = "$") -> Datapath:
     """A datapath from its `as_dict()` form ({parameter: {"value", "provenance"}})."""
-    data = _object(data, where, set(PARAMETERS))
+    data = _object(data, where, set(PARAMETERS) - set(_OPTIONAL_PARAMETERS), set(_OPTIONAL_PARAMETERS))
     values, provenance = {}, {}
     for p in PARAMETERS:
+        if p not in data:
+            values[p], provenance[p] = _OPTIONAL_PARAMETERS[p]
+            continue
         entry = _object(data[p], f"{where}.{p}", {"value", "provenance"})
         value = entry["value"]
         if p in _LITERALS:
@@ -657,7 +818,7 @@ def profile_from_dict(data: Any) -> Profile:
     malformed. Keys other than the profile's own (an inference report's "inference") are refused
     unless listed in `_EXTRA_KEYS`."""
     data = _object(data, "$", {"name", "description", "int_overflow", "datapaths"},
-                   {"default", "unsupported", "provenance", "widened_inputs", *_EXTRA_KEYS})
+                   {"default", "unsupported", "provenance", "widened_inputs", "scaled_datapaths", *_EXTRA_KEYS})
     overflow = _object(data["int_overflow"], "$.int_overflow", {"value", "provenance"})
     if overflow["value"] not in ("wrap", "saturate"):
         _fail("$.int_overflow.value", f"{json.dumps(overflow['value'])[:40]} is not one of wrap, saturate")
@@ -670,6 +831,16 @@ def profile_from_dict(data: Any) -> Profile:
             _fail(f"$.datapaths.{key}", "expected a key 'input->accumulator', e.g. 'f16->f32'")
         datapaths[tuple(pair)] = datapath_from_dict(value, f"$.datapaths.{key}")
     default = datapath_from_dict(data["default"], "$.default") if "default" in data else None
+    scaled = {}
+    if not isinstance(data.get("scaled_datapaths", {}), dict):
+        _fail("$.scaled_datapaths", "expected an object")
+    for key, value in data.get("scaled_datapaths", {}).items():
+        kind, _, pair = key.partition(":")
+        formats = pair.split("->")
+        if kind not in SCALED_KINDS or len(formats) != 2 or not all(formats):
+            _fail(f"$.scaled_datapaths.{key}", f"expected a key 'kind:input->accumulator' (kind one of "
+                  f"{', '.join(SCALED_KINDS)}), e.g. 'mxf4:e2m1->f32'")
+        scaled[(kind, formats[0], formats[1])] = datapath_from_dict(value, f"$.scaled_datapaths.{key}")
     extra = {}
     for key in ("unsupported", "provenance"):
         value = data.get(key, {})
@@ -691,7 +862,7 @@ def profile_from_dict(data: Any) -> Profile:
                 _fail(f"$.widened_inputs.value.{k}", str(e))
         extra["widened_inputs_provenance"] = _string(widened["provenance"], "$.widened_inputs.provenance")
     return Profile(name=_string(data["name"], "$.name"), description=_string(data["description"], "$.description"),
-                   datapaths=datapaths, default=default, int_overflow=overflow["value"],
+                   datapaths=datapaths, default=default, int_overflow=overflow["value"], scaled_datapaths=scaled,
                    int_overflow_provenance=_string(overflow["provenance"], "$.int_overflow.provenance"), **extra)
 
 
