@@ -108,7 +108,7 @@ def test_run_without_a_blackwell_gpu_skips_the_backend_with_its_reason(tmp_path,
     reason = BlackwellBackend().unavailable_reason()
     if reason is None:
         pytest.skip("a Blackwell GPU is here: the backend runs")
-    assert main(["run", "--backend", "blackwell", "--examples", "3", "--report-dir", str(tmp_path)]) == EXIT_NOTHING_RAN
+    assert main(["run", "--backend", "blackwell", "--count", "3", "--out", str(tmp_path)]) == EXIT_NOTHING_RAN
     summary = json.loads((tmp_path / "summary.json").read_text())
     backend = summary["backends"]["blackwell"]
     assert backend["skipped"] == 3 and backend["ran"] == 0 and backend["skip_reason"] == reason

@@ -30,7 +30,7 @@ def test_decode_zcmask_reproduces_table_45_example_2(capsys):
     ["decode", "idesc", "0xnothex"],
     ["decode", "zcmask", "0x0", "--m", "32"],
     ["decode", "idesc", "0x1", "--kind", "f64"],
-    ["run", "--examples", "0"],
+    ["run", "--count", "0"],
     ["run", "--shard", "3/2"],
     ["run", "--shard", "one/2"],
     ["frobnicate"],
@@ -57,11 +57,12 @@ def test_replay_of_a_malformed_file_is_one_line_exit_2(tmp_path, capsys):
 
 @needs_assembler
 def test_run_ptxas_writes_summary_with_full_table_39_coverage(tmp_path, capsys):
-    assert main(["run", "--backend", "ptxas", "--examples", "80", "--seed", "3", "--report-dir", str(tmp_path)]) == 0
+    # one of each of the 7 instruction families (the first Table 39 class among them), the other 76 classes, an option
+    assert main(["run", "--backend", "ptxas", "--count", "84", "--seed", "3", "--out", str(tmp_path)]) == 0
     s = json.loads((tmp_path / "summary.json").read_text())
-    assert s["cases"] == 80 and s["seed"] == 3 and s["duration_s"] > 0
+    assert s["cases"] == 84 and s["seed"] == 3 and s["duration_s"] > 0
     b = s["backends"]["ptxas"]
-    assert (b["ran"], b["passed"], b["failed"], b["skipped"], b["skip_reason"]) == (80, 80, 0, 0, None)
+    assert (b["ran"], b["passed"], b["failed"], b["skipped"], b["skip_reason"]) == (84, 84, 0, 0, None)
     # the 73 classes of the text's Table 39 and the 4 K = 96 M = 128 classes of A-K96-SHAPES, all assembled
     assert s["coverage"]["classes_hit"] == s["coverage"]["classes_total"] == 77
     for name in ("report.md", "report.html", "junit.xml"):
@@ -140,13 +141,13 @@ def test_decode_takes_only_an_n_of_a_ws_mma(n, capsys):
 
 
 @pytest.mark.parametrize("argv, limit", [
-    (["run", "--examples", "99999999999999999999"], "out of range: from 1 to 1,000,000"),
-    (["export", "--out", "x", "--examples", "99999999999999999999"], "out of range: from 1 to 1,000,000"),
+    (["run", "--count", "99999999999999999999"], "out of range: from 1 to 1,000,000"),
+    (["export", "--out", "x", "--count", "99999999999999999999"], "out of range: from 1 to 1,000,000"),
     (["run", "--seed", "-1"], "out of range: seeds go from 0 to 2^32 - 1"),
     (["run", "--seed", "1" * 26], "out of range: seeds go from 0 to 2^32 - 1"),
     (["legality", "--seed", "-1"], "out of range: seeds go from 0 to 2^32 - 1"),
-    (["legality", "--examples", "0"], "out of range: from 1 to 1,000,000"),
-    (["mutants", "--examples", "0"], "out of range: from 1 to 1,000,000"),
+    (["legality", "--count", "0"], "out of range: from 1 to 1,000,000"),
+    (["mutants", "--count", "0"], "out of range: from 1 to 1,000,000"),
     (["mutants", "--seed", str(2**32)], "out of range: seeds go from 0 to 2^32 - 1"),
     (["run", "--jobs", "100000"], "out of range: from 1 to 4,096"),
     (["run", "--timeout", "nan"], "out of range: more than 0 and at most 86400 s"),
@@ -158,7 +159,7 @@ def test_counts_and_seeds_are_bounded_with_the_limit_in_the_message(argv, limit,
     assert limit in err and err.count("\n") == 1, err
 
 
-@pytest.mark.parametrize("argv", [["frobnicate"], ["run", "--examples"], ["decode"], ["vectors", "check"], ["run", "--x"]])
+@pytest.mark.parametrize("argv", [["frobnicate"], ["run", "--count"], ["decode"], ["vectors", "check"], ["run", "--x"]])
 def test_argparse_errors_are_one_line(argv, capsys):
     assert _exit_status(argv) == 2
     err = capsys.readouterr().err
@@ -199,7 +200,7 @@ def test_replay_of_deeply_nested_json_is_one_line_exit_2(tmp_path, capsys):
 
 def test_replay_reads_the_case_files_export_writes(tmp_path, capsys):
     out = tmp_path / "vectors"
-    assert main(["export", "--examples", "3", "--seed", "1", "--profile", "sm_100a", "--out", str(out)]) == 0
+    assert main(["export", "--count", "3", "--seed", "1", "--profile", "sm_100a", "--out", str(out)]) == 0
     index = json.loads((out / "index.json").read_text())
     exported = [c for c in index["cases"] if c["status"] == "exported"]
     assert exported

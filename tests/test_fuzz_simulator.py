@@ -59,7 +59,7 @@ def test_the_checks_would_catch_a_backend_that_blamed_a_well_behaved_case(backen
 
 
 def test_fuzz_simulator_on_the_command_line_writes_its_report(tmp_path, capsys):
-    assert main(["fuzz", "--simulator", "--examples", "20", "--seed", "1", "--out", str(tmp_path)]) == 0
+    assert main(["fuzz", "--simulator", "--count", "20", "--seed", "1", "--out", str(tmp_path)]) == 0
     report = json.loads((tmp_path / "fuzz-simulator.json").read_text())
     assert report["simulator"]["inputs"] == 20 and report["command"].startswith("tcgen05-conformance fuzz --simulator")
     assert "# Fuzzing the simulator protocol" in (tmp_path / "fuzz-simulator.md").read_text()

@@ -20,7 +20,7 @@ PERTURBED = "tests.fault_backends:Perturbed"
 
 def test_two_jobs_give_the_oracle_results_of_one_job_in_program_order(monkeypatch):
     monkeypatch.setenv("PERTURBED_KINDS", "tf32")
-    programs = generate_programs(16, 5)[8:]  # Table 39 classes 9-16: six f16, two tf32
+    programs = generate_programs(22, 5)[14:]  # Table 39 classes 9-16 (after one of each family): six f16, two tf32
     one, two = (execute(programs, ["oracle", PERTURBED], "exact", jobs=jobs) for jobs in (1, 2))
     for name in ("oracle", PERTURBED):
         assert [r.case_id for r in two.results[name]] == [p.case_id for p in programs]
@@ -78,8 +78,8 @@ def _wait_for(condition, timeout_s: float) -> bool:
 
 def test_run_with_jobs_writes_the_summary_of_every_case(tmp_path):
     out = tmp_path / "out"
-    assert main(["run", "--reference", PLANTED_REFERENCE, "--backend", PLANTED, "--examples", "6", "--jobs", "2", "--batch-size", "2",
-                 "--report-dir", str(out)]) == 0
+    assert main(["run", "--reference", PLANTED_REFERENCE, "--backend", PLANTED, "--count", "6", "--jobs", "2", "--batch-size", "2",
+                 "--out", str(out)]) == 0
     summary = json.loads((out / "summary.json").read_text())
     assert summary["backends"][PLANTED]["passed"] == summary["backends"][PLANTED_REFERENCE]["passed"] == summary["cases"] == 6
 
@@ -92,7 +92,7 @@ def test_run_with_jobs_writes_the_summary_of_every_case(tmp_path):
     (["--jobs", "two"], "tcgen05-conformance run: error: argument --jobs: 'two' is not a job count"),
 ])
 def test_bad_jobs_values_are_one_line_exit_2(argv, message, capsys):
-    assert _exit_status(["run", "--examples", "1", *argv]) == 2
+    assert _exit_status(["run", "--count", "1", *argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith(message) and err.count("\n") == 1, err
 

@@ -104,7 +104,7 @@ def test_a_journal_in_use_by_another_run_is_refused(tmp_path):
 
 
 def test_run_refuses_to_resume_a_journal_of_another_run(tmp_path, capsys):
-    argv = ["run", "--backend", "oracle", "--examples", "2", "--journal", str(tmp_path / "j"), "--report-dir", str(tmp_path)]
+    argv = ["run", "--backend", "oracle", "--count", "2", "--journal", str(tmp_path / "j"), "--out", str(tmp_path)]
     assert main(argv) == 0
     assert main(argv) == 0 and "resuming" in capsys.readouterr().err  # the same run: every case reused
     for other in (["--seed", "1"], ["--reference", "sim:" + sys.executable], ["--profile", "exact"]):
@@ -115,7 +115,7 @@ def test_run_refuses_to_resume_a_journal_of_another_run(tmp_path, capsys):
 
 def test_run_refuses_a_journal_record_with_an_unknown_status(tmp_path, capsys):
     journal = tmp_path / "j"
-    argv = ["run", "--backend", "oracle", "--examples", "2", "--journal", str(journal), "--report-dir", str(tmp_path)]
+    argv = ["run", "--backend", "oracle", "--count", "2", "--journal", str(journal), "--out", str(tmp_path)]
     assert main(argv) == 0
     journal.write_text(journal.read_text().replace('"status":"pass"', '"status":"passed"', 1))
     capsys.readouterr()
@@ -128,8 +128,8 @@ def test_run_refuses_a_journal_record_with_an_unknown_status(tmp_path, capsys):
                          ids=["in-process", "supervised", "two-jobs"])
 def test_a_killed_run_resumes_without_losing_or_repeating_cases(tmp_path, supervision):
     examples, journal, log = 24, tmp_path / "journal", tmp_path / "executed"
-    argv = [sys.executable, "-m", "tcgen05_conformance", "run", "--reference", PLANTED, "--backend", PLANTED, "--examples", str(examples),
-            "--journal", str(journal), "--report-dir", str(tmp_path / "out"), *supervision]
+    argv = [sys.executable, "-m", "tcgen05_conformance", "run", "--reference", PLANTED, "--backend", PLANTED, "--count", str(examples),
+            "--journal", str(journal), "--out", str(tmp_path / "out"), *supervision]
     env = dict(os.environ, PLANTED_LOG=str(log), PLANTED_DELAY="0.04", PYTHONPATH=os.getcwd())
     run = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
@@ -215,7 +215,7 @@ def test_a_record_moved_from_another_journal_of_the_same_run_is_refused(tmp_path
 
 def test_run_refuses_a_journal_whose_pass_was_edited_to_fail(tmp_path, capsys):
     journal = tmp_path / "j"
-    argv = ["run", "--backend", "oracle", "--examples", "2", "--journal", str(journal), "--report-dir", str(tmp_path / "out")]
+    argv = ["run", "--backend", "oracle", "--count", "2", "--journal", str(journal), "--out", str(tmp_path / "out")]
     assert main(argv) == 0
     journal.write_text(journal.read_text().replace('"status":"pass","detail":""', '"status":"fail","detail":"edited"', 1))
     capsys.readouterr()
@@ -233,7 +233,7 @@ def test_run_refuses_a_journal_that_is_no_regular_file_on_one_line(tmp_path, cap
         os.mkfifo(path)
     elif special == "folder":
         path = str(tmp_path)
-    argv = ["run", "--backend", "oracle", "--examples", "1", "--journal", path, "--report-dir", str(tmp_path / "out")]
+    argv = ["run", "--backend", "oracle", "--count", "1", "--journal", path, "--out", str(tmp_path / "out")]
     assert main(argv) == 2
     err = [line for line in capsys.readouterr().err.splitlines() if "deprecated" not in line]
     assert len(err) == 1 and err[0].startswith(f"tcgen05-conformance: error: journal {path}: ") and kind in err[0], err
@@ -250,7 +250,7 @@ def test_on_a_full_disk_the_reports_are_written_and_the_journals_error_named(tmp
 
     monkeypatch.setattr(Journal, "_write", full_after_the_header)
     journal = tmp_path / "j"
-    argv = ["run", "--backend", "oracle", "--examples", "3", "--journal", str(journal), "--report-dir", str(tmp_path / "out")]
+    argv = ["run", "--backend", "oracle", "--count", "3", "--journal", str(journal), "--out", str(tmp_path / "out")]
     assert main(argv) == 0
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["backends"]["oracle"]["passed"] == summary["cases"] > 0

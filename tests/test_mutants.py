@@ -416,7 +416,7 @@ def test_a_mutant_that_reaches_no_instruction_of_a_case_skips_it():
 
 def test_cli_reports_the_documented_fields(capsys):
     names = ["idesc-transposes-swapped", "ldred-s32-unsigned"]
-    status = main(["mutants", "--json", "--examples", "2", *(a for n in names for a in ("--only", n))])
+    status = main(["mutants", "--json", "--count", "2", *(a for n in names for a in ("--only", n))])
     report = json.loads(capsys.readouterr().out)
     for key in ("mutants", "killed", "survived", "results", "seconds", "command", "machine", "suite", "score"):
         assert key in report

@@ -28,7 +28,7 @@ def _profile_file(tmp_path, parameter: str, value: int) -> str:
 
 
 @pytest.mark.parametrize("parameter, value", OUT_OF_RANGE)
-@pytest.mark.parametrize("command", [["run", "--examples", "1"], ["vectors", "check", str(RECORDINGS / "H100" / "fp16")]])
+@pytest.mark.parametrize("command", [["run", "--count", "1"], ["vectors", "check", str(RECORDINGS / "H100" / "fp16")]])
 def test_a_parameter_no_datapath_can_have_is_refused_on_one_line(tmp_path, capsys, parameter, value, command):
     path = _profile_file(tmp_path, parameter, value)
     try:

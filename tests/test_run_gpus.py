@@ -59,7 +59,7 @@ def test_the_gpu_backends_are_those_whose_factory_says_so():
 @pytest.mark.parametrize("gpus", [["0", "1"], ["3", "GPU-5f0e", "7"]])
 def test_each_child_sees_one_gpu_every_gpu_gets_work_and_the_verdicts_are_one_gpus(gpus, gpu_log, monkeypatch):
     monkeypatch.setenv("PERTURBED_KINDS", "tf32")
-    programs = generate_programs(16, 5)[8:]  # Table 39 classes 9-16: six f16 (pass), two tf32 (the planted bug: fail)
+    programs = generate_programs(22, 5)[14:]  # Table 39 classes 9-16 (after one of each family): six f16 (pass), two tf32 (the planted bug: fail)
     one = execute(programs, ["oracle", PERTURBED_GPU], "exact", gpus=["0"])
     assert set().union(*_devices_by_child(gpu_log).values()) == {NO_DEVICE}  # one GPU: no child pinned, as ever
     gpu_log.unlink()
@@ -103,11 +103,11 @@ def test_a_hang_on_one_gpu_costs_its_case_while_the_other_gpu_runs_the_rest(gpu_
 # --- the command line -------------------------------------------------------------------------------
 
 
-RUN = ["run", "--backend", PLANTED_GPU, "--reference", PLANTED_REFERENCE, "--examples", "6"]
+RUN = ["run", "--backend", PLANTED_GPU, "--reference", PLANTED_REFERENCE, "--count", "6"]
 
 
 def _run_summary(argv: list[str], out) -> tuple[int, dict]:
-    status = main([*argv, "--report-dir", str(out)])
+    status = main([*argv, "--out", str(out)])
     return status, json.loads((out / "summary.json").read_text())
 
 
@@ -150,7 +150,7 @@ def test_run_without_a_gpu_runs_as_it_always_has(gpu_log, tmp_path, monkeypatch)
 
 def test_a_run_without_a_gpu_backend_asks_no_driver(tmp_path, monkeypatch):
     monkeypatch.setattr(tcgen05_conformance.device.launch, "visible_devices", lambda: pytest.fail("the driver was asked for GPUs"))
-    argv = ["run", "--backend", "tests.fault_backends:Planted", "--reference", PLANTED_REFERENCE, "--examples", "2"]
+    argv = ["run", "--backend", "tests.fault_backends:Planted", "--reference", PLANTED_REFERENCE, "--count", "2"]
     status, summary = _run_summary(argv, tmp_path / "out")
     assert status == 0 and summary["gpus"] == []
     assert "GPUs" not in (tmp_path / "out" / "report.md").read_text()
@@ -170,14 +170,14 @@ def test_bad_gpu_counts_are_one_line(argv, visible, status, message, tmp_path, m
         return visible
 
     monkeypatch.setattr(tcgen05_conformance.device.launch, "visible_devices", listed)
-    assert _exit_status([*RUN, *argv, "--report-dir", str(tmp_path / "out")]) == status
+    assert _exit_status([*RUN, *argv, "--out", str(tmp_path / "out")]) == status
     err = capsys.readouterr().err
     assert err.startswith(message) and err.count("\n") == 1, err
     assert not (tmp_path / "out").exists()  # refused before any work
 
 
 def test_gpus_without_a_gpu_backend_is_bad_usage(tmp_path, capsys):
-    assert _exit_status(["run", "--examples", "1", "--gpus", "2", "--report-dir", str(tmp_path / "out")]) == 2
+    assert _exit_status(["run", "--count", "1", "--gpus", "2", "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("tcgen05-conformance: error: --gpus goes with a backend that runs on a GPU") and err.count("\n") == 1
 

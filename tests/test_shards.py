@@ -22,7 +22,7 @@ from tcgen05_conformance.core.coverpoints import hits
 from tcgen05_conformance.harness.runner import generate_programs, in_shard
 
 EXAMPLES, SEED = 40, 3
-RUN = ["run", "--examples", str(EXAMPLES), "--seed", str(SEED), "--backend", "oracle", "--backend", "tests.fault_backends:Planted"]
+RUN = ["run", "--count", str(EXAMPLES), "--seed", str(SEED), "--backend", "oracle", "--backend", "tests.fault_backends:Planted"]
 # when, where and how long: the only fields a merged summary may differ in (and its list of shards)
 UNCOMPARED = ("command", "machine", "gpus", "finished_utc", "duration_s", "shards")
 
@@ -36,10 +36,10 @@ def folders(tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("shards")
     out = {"whole": root / "whole"}
     try:
-        assert main([*RUN, "--report-dir", str(out["whole"])]) == 1  # the planted failures
+        assert main([*RUN, "--out", str(out["whole"])]) == 1  # the planted failures
         for i in (1, 2, 3):
             out[f"{i}/3"] = root / f"shard{i}"
-            main([*RUN, "--shard", f"{i}/3", "--report-dir", str(out[f"{i}/3"])])
+            main([*RUN, "--shard", f"{i}/3", "--out", str(out[f"{i}/3"])])
     finally:
         patch.undo()
     return out
@@ -115,15 +115,15 @@ def test_merged_value_coverage_is_the_shards_hits_summed(folders, tmp_path):
 def test_merge_require_coverage_judges_the_whole_run(tmp_path, capsys):
     """A passing run of 3 examples misses reachable value coverpoints: merging its shards exits 0,
     and 4 with --require-coverage; a shard alone refuses --require-coverage."""
-    run = ["run", "--examples", "3", "--seed", str(SEED), "--backend", "oracle"]
+    run = ["run", "--count", "3", "--seed", str(SEED), "--backend", "oracle"]
     shards = [str(tmp_path / f"shard{i}") for i in (1, 2)]
     for i, folder in enumerate(shards, 1):
-        assert main([*run, "--shard", f"{i}/2", "--report-dir", folder]) == 0
+        assert main([*run, "--shard", f"{i}/2", "--out", folder]) == 0
     assert main(["report", "merge", *shards, "--out", str(tmp_path / "merged")]) == 0
     assert main(["report", "merge", *shards, "--out", str(tmp_path / "required"), "--require-coverage"]) == 4
     assert _summary(tmp_path / "required")["value_coverage"]["missed"]
     capsys.readouterr()
-    assert main([*run, "--shard", "1/2", "--require-coverage", "--report-dir", str(tmp_path / "refused")]) == 2
+    assert main([*run, "--shard", "1/2", "--require-coverage", "--out", str(tmp_path / "refused")]) == 2
     assert "--require-coverage goes with a whole run" in capsys.readouterr().err
 
 
@@ -247,7 +247,7 @@ FORGED = {
                         "examples 1000000000000 is out of range (1 to 1,000,000)"),
     "examples 10**6 for 40 cases": (lambda f, t: [_forged(f, t / str(k), s, "summary.json", _summary_with(f, s, examples=10**6))
                                                   for k, s in enumerate(("1/3", "2/3", "3/3"))],
-                                    "not the 1,000,000 (and up to 200 value programs) of a run of --examples 1,000,000"),
+                                    "not the 1,000,000 (and up to 200 value programs) of a run of --count 1,000,000"),
     "a shard 0/3": (lambda f, t: _forged(f, t, "1/3", "summary.json", _summary_with(f, "1/3", shard="0/3")),
                     'shard "0/3" is not I/N'),
     "nested 100000 deep": (lambda f, t: _forged(f, t, "1/3", "summary.json", "[" * 100_000 + "]" * 100_000),

@@ -88,7 +88,7 @@ def test_mutant_is_caught_with_a_decoded_first_mismatch(programs):
 
 def test_run_with_a_mutant_simulator_exits_1_naming_the_mismatch(tmp_path, capsys):
     spec = "sim:" + _adapter("--mutant", MUTANT)
-    assert main(["run", "--backend", spec, "--examples", "4", "--report-dir", str(tmp_path)]) == 1
+    assert main(["run", "--backend", spec, "--count", "4", "--out", str(tmp_path)]) == 1
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["backends"][spec]["failed"] >= 1
     failure = summary["failures"][0]
@@ -185,12 +185,12 @@ def test_run_of_two_simulators_against_the_oracle_and_a_simulator_against_a_muta
     """`run --reference oracle --backend sim:A --backend sim:B`, and a mutant judged against the
     adapter as the reference: the mutant's failures are the same ones it has against the oracle."""
     good, bad = "sim:" + _adapter(), "sim:" + _adapter("--mutant", MUTANT)
-    assert main(["run", "--reference", "oracle", "--backend", good, "--backend", bad, "--examples", "6",
-                 "--report-dir", str(tmp_path / "oracle")]) == 1
+    assert main(["run", "--reference", "oracle", "--backend", good, "--backend", bad, "--count", "6",
+                 "--out", str(tmp_path / "oracle")]) == 1
     by_oracle = json.loads((tmp_path / "oracle" / "summary.json").read_text())
     assert list(by_oracle["backends"]) == ["oracle", good, bad] and by_oracle["reference"] == "oracle"
     assert by_oracle["backends"][good]["passed"] == 6 and by_oracle["backends"][bad]["failed"] >= 1
-    assert main(["run", "--reference", good, "--backend", bad, "--examples", "6", "--report-dir", str(tmp_path / "sim")]) == 1
+    assert main(["run", "--reference", good, "--backend", bad, "--count", "6", "--out", str(tmp_path / "sim")]) == 1
     by_sim = json.loads((tmp_path / "sim" / "summary.json").read_text())
     assert list(by_sim["backends"]) == [good, bad] and by_sim["backends"][good]["role"].startswith("reference")
     assert [(f["case_id"], f["detail"]) for f in by_sim["failures"]] == [(f["case_id"], f["detail"]) for f in by_oracle["failures"]]
@@ -210,14 +210,14 @@ def test_sim_spec_wins_over_module_factory():
 ])
 def test_a_bad_simulator_command_is_one_line_exit_2(spec, message, capsys):
     with pytest.raises(SystemExit) as e:
-        main(["run", "--backend", spec, "--examples", "1"])
+        main(["run", "--backend", spec, "--count", "1"])
     assert e.value.code == 2
     assert message in capsys.readouterr().err
 
 
 def test_a_bad_timeout_setting_is_one_line_exit_2(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("TCGEN05_SIM_TIMEOUT", "soon")
-    assert main(["run", "--backend", "sim:" + _adapter(), "--examples", "1", "--report-dir", str(tmp_path)]) == 2
+    assert main(["run", "--backend", "sim:" + _adapter(), "--count", "1", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "TCGEN05_SIM_TIMEOUT='soon' is not a positive number" in err
 
@@ -305,7 +305,7 @@ def test_the_replay_hint_of_a_relative_simulator_command_works_as_printed(tmp_pa
     script.write_text(f"#!/bin/sh\nexec {shlex.join([sys.executable, FAULT_SIMULATOR, '--truncate-on', case_id])}\n")
     script.chmod(0o755)
     monkeypatch.chdir(tmp_path)
-    assert main(["run", "--backend", "sim:./mysim", "--examples", "1", "--report-dir", "out"]) == 1
+    assert main(["run", "--backend", "sim:./mysim", "--count", "1", "--out", "out"]) == 1
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     [failure] = summary["failures"]
     assert summary["replay_dir"] == str(tmp_path)

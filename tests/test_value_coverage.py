@@ -159,7 +159,7 @@ def test_run_require_coverage_exits_4_when_a_reachable_coverpoint_is_missed(tmp_
     from tcgen05_conformance.cli import main
 
     # Two programs draw no random ones, so no aimed ones either: most coverpoints stay missed.
-    args = ["run", "--backend", "oracle", "--examples", "2", "--report-dir", str(tmp_path)]
+    args = ["run", "--backend", "oracle", "--count", "2", "--out", str(tmp_path)]
     assert main(args) == 0
     assert main([*args, "--require-coverage"]) == 4
     summary = json.loads((tmp_path / "summary.json").read_text())

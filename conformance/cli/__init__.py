@@ -16,7 +16,8 @@ import tempfile
 import traceback
 
 from tcgen05_conformance.cli import (
-    bench, cache, campaign, completion, decode, fuzz, legality, mutants, numerics, peers, probe, ptx, report, runs, vectors,
+    bench, cache, campaign, completion, decode, fuzz, legality, mutants, numerics, peers, probe, ptx, report, runs, suite,
+    vectors,
 )
 from tcgen05_conformance.cli.common import (
     EXIT_INTERNAL,
@@ -30,8 +31,8 @@ from tcgen05_conformance.cli.common import (
 )
 from tcgen05_conformance.core.inputs import printable
 
-SUBCOMMANDS = (runs, report, legality, decode, ptx, vectors, numerics, probe, campaign, cache, bench, mutants, fuzz, peers,
-               completion)
+SUBCOMMANDS = (runs, suite, report, legality, decode, ptx, vectors, numerics, probe, campaign, cache, bench, mutants, fuzz,
+               peers, completion)
 
 
 def version_line() -> str:

@@ -176,6 +176,17 @@ def write_report(args: argparse.Namespace, report: dict) -> None:
 # --- argument types: each raises argparse.ArgumentTypeError, which Parser reports in one line -------
 
 
+def query(text: str):
+    """A case selection query (`tcgen05_conformance.harness.selection`), refused while parsing when it cannot be read."""
+    from tcgen05_conformance.harness.selection import QueryError, parse
+
+    try:
+        return parse(text)
+    except QueryError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+
 def count(minimum: int, limit: int, what: str = "count") -> Callable[[str], int]:
     """A whole number from `minimum` to `limit`, written as digits or in scientific notation (1e7)."""
 

@@ -27,6 +27,7 @@ from tcgen05_conformance.cli.common import (
     command_line,
     count,
     coverage_missed_line,
+    query,
     examples,
     gpus,
     profile_spec,
@@ -39,6 +40,8 @@ from tcgen05_conformance.core.inputs import printable
 from tcgen05_conformance.core.numeric_profiles import PROFILE_NAMES
 from tcgen05_conformance.harness.backends.registry import BACKENDS, DEFAULT_BACKENDS, DEFAULT_REFERENCE, REGISTERED, uses_gpu
 from tcgen05_conformance.harness.journal import Journal
+from tcgen05_conformance.harness.selection import KEYS
+from tcgen05_conformance.cli.suite import suite_version
 from tcgen05_conformance.harness.supervisor import DEFAULT_BATCH_SIZE
 
 BACKEND_HELP = ("a registered backend (" + "; ".join(f"{name}: {what}" for name, (_, what) in REGISTERED.items())
@@ -49,6 +52,12 @@ PROFILE_HELP = ("numeric profile judging the programs of the architecture it is 
                 "and all by default, are judged by their architecture's own (Hopper: sm_90a, mma.sp sm_90a.mma_sync; "
                 "Blackwell: exact): a profile name (" + ", ".join(PROFILE_NAMES) + ") " + PROFILE_FILE_HELP
                 + ", which judges the programs of the target it names, or every program when it names none")
+SUITE_HELP = ("run exactly the frozen case list of suite VERSION (e.g. 1.0; `suite` names it): its programs, drawn "
+              "again from its seed and count (leave --count and --seed as they are), judged against the oracle; "
+              "`suite check` then says whether the run passes it")
+SELECT_HELP = ("keep the cases matching QUERY, KEY=VALUE[,KEY=VALUE...], every term of it: " + "; ".join(
+    f"{key}: {what}" for key, what in KEYS.items()) + ". A VALUE is a pattern (*, ?, [...]), e.g. family=tcgen05.*,kind=f16 "
+               "(repeatable: the cases matching any query; docs/cli.md)")
 
 
 def add(sub) -> None:
@@ -106,6 +115,8 @@ def add_run(sub) -> None:
                           "watched child processes (the default, as with --timeout without its watchdog): faster, but a "
                           "plugin that ends or crashes the process (os._exit, a segfault) then ends the run without its "
                           "reports; what it raises or answers wrong is still charged to its cases")
+    run.add_argument("--select", action="append", type=query, metavar="QUERY", help=SELECT_HELP)
+    run.add_argument("--suite", type=suite_version, metavar="VERSION", help=SUITE_HELP)
     run.add_argument("--require-coverage", action="store_true",
                      help=f"exit {EXIT_COVERAGE_MISSED} when every case passed but a reachable value coverpoint was missed "
                           "(docs/reports.md, value coverage; for shards, give it to report merge)")
@@ -124,6 +135,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     gpus = _gpus_for(args, [*backends, args.reference])
     if args.batch_size is not None and args.timeout is None and args.jobs == 1 and len(gpus) < 2:
         raise UsageError("--batch-size goes with --timeout or --jobs (or backends spread over more than one GPU)")
+    if args.shard and (args.select or args.suite):
+        raise UsageError(f"--{'select' if args.select else 'suite'} goes with a whole run: report merge draws a run's "
+                         "programs again, all of them")
     if args.shard and args.require_coverage:
         raise UsageError("--require-coverage goes with a whole run: a shard's cases hit a share of the value coverpoints "
                          "(give it to report merge)")
@@ -135,15 +149,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         if args.journal:
             facts = {"seed": args.seed, "examples": args.examples, "backends": backends, "reference": args.reference,
-                     "profile": args.profile}
+                     "profile": args.profile, **({"select": [q.text for q in args.select]} if args.select else {}),
+                     **({"suite": args.suite} if args.suite else {})}
             journal = Journal.open(args.journal, {**facts, "shard": "/".join(map(str, args.shard))} if args.shard else facts)
             if journal.count():
                 print(f"resuming {args.journal}: {journal.count()} case results already journaled; drawing the programs "
                       "again from the seed (the journal holds results, the reports need each program), then running only "
                       "the cases it lacks", file=sys.stderr)
-        programs = runner.generate_programs(args.examples, args.seed, runner.Progress("drawing", args.examples, "programs"))
+        programs = _drawn(args)
         if args.shard:
             programs = [p for p in programs if runner.in_shard(p.case_id, args.shard)]
+            print(f"shard {args.shard[0]}/{args.shard[1]}: {len(programs)} of them")
         outcome = runner.execute(programs, backends, args.profile, reference=args.reference, journal=journal,
                                  timeout_s=args.timeout, batch_size=args.batch_size or DEFAULT_BATCH_SIZE, jobs=args.jobs,
                                  gpus=gpus, in_process=args.in_process)
@@ -155,6 +171,55 @@ def cmd_run(args: argparse.Namespace) -> int:
             journal.close()
         folder.close()
     return _print_run(args, summary, paths)
+
+
+def _drawn(args: argparse.Namespace) -> list:
+    """The programs of `run` or `export`: drawn from the seed, saying first how many there will be
+    (`runner.generate_programs`: --count, and when random ones are drawn up to VALUE_PROGRAMS_MAX
+    aimed at the value coverpoints they miss) and then how many there are; those --select keeps."""
+    from tcgen05_conformance.harness import runner
+    from tcgen05_conformance.harness.selection import select
+
+    if args.suite:
+        return _suite_programs(args)
+    print(f"drawing {args.examples} programs (one of each instruction family first: {', '.join(runner.FAMILIES)}), "
+          f"then up to {runner.VALUE_PROGRAMS_MAX} more aimed at the value coverpoints those miss")
+    programs = runner.generate_programs(args.examples, args.seed, runner.Progress("drawing", args.examples, "programs"))
+    print(f"{len(programs)} cases: {args.examples} programs drawn, {len(programs) - args.examples} aimed at value "
+          "coverpoints")
+    if not args.select:
+        return programs
+    chosen = select(programs, args.select)
+    queries = " ".join(f"--select {q.text!r}" for q in args.select)
+    if not chosen:
+        raise UsageError(f"{queries}: none of the {len(programs)} cases matches")
+    print(f"{queries}: {len(chosen)} of the {len(programs)} cases")
+    return chosen
+
+
+def _suite_programs(args: argparse.Namespace) -> list:
+    """The programs of --suite VERSION (`tcgen05_conformance.harness.suite.programs`), those --select keeps."""
+    from tcgen05_conformance.harness import suite as suites
+    from tcgen05_conformance.harness.selection import select
+
+    frozen = suites.load(args.suite)
+    draw = frozen["draw"]
+    if (args.examples, args.seed) != (draw["count"], draw["seed"]):
+        raise UsageError(f"--suite {args.suite} runs its own programs (those of --count {draw['count']} --seed "
+                         f"{draw['seed']}): leave --count and --seed out")
+    if args.reference != suites.REFERENCE:
+        raise UsageError(f"--suite {args.suite}: its expected states are the {suites.REFERENCE}'s (--reference "
+                         f"{suites.REFERENCE})")
+    print(f"suite {args.suite}: drawing its {len(frozen['cases'])} cases again (seed {draw['seed']}, {draw['count']} "
+          "programs)")
+    programs = suites.programs(frozen)
+    if args.select:
+        programs = select(programs, args.select)
+        print(f"{' '.join(f'--select {q.text!r}' for q in args.select)}: {len(programs)} of the suite's "
+              f"{len(frozen['cases'])} cases")
+    if not programs:
+        raise UsageError("--select: none of the suite's cases matches")
+    return programs
 
 
 def _gpus_for(args: argparse.Namespace, specs: list[str]) -> list[str]:
@@ -255,8 +320,10 @@ def _print_run(args: argparse.Namespace, summary: dict, paths: list[str]) -> int
 
 
 def add_replay(sub) -> None:
-    rep = sub.add_parser("replay", help="judge one program (JSON) again: backends observe it, compared with the reference")
-    rep.add_argument("case", help="a program JSON file, e.g. out/cases/<case id>.json, or a case.json of export")
+    rep = sub.add_parser("replay", help="judge programs (JSON) again: backends observe them, compared with the reference")
+    rep.add_argument("cases", nargs="+", metavar="CASE",
+                     help="a program JSON file (e.g. out/cases/<case id>.json), a case.json of export, or a folder holding "
+                          "them: a run's --out folder, an export folder, a folder of program files (repeatable)")
     rep.add_argument("--backend", action="append", type=backend_spec, metavar="NAME",
                      help=f"a backend to run: {', '.join(BACKENDS)}, sim:CMD or MODULE:FACTORY "
                           f"(repeatable; default: {', '.join(DEFAULT_BACKENDS)})")
@@ -264,28 +331,75 @@ def add_replay(sub) -> None:
                      help=f"the backend whose state the others' must equal, as for run (default {DEFAULT_REFERENCE})")
     rep.add_argument("--profile", type=profile_spec, metavar="PROFILE", help=PROFILE_HELP + ", as for run; a case.json is judged by "
                                                                "its own profile unless this is given")
+    rep.add_argument("--select", action="append", type=query, metavar="QUERY", help="keep the cases matching QUERY, as for run")
     rep.set_defaults(func=cmd_replay)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
     from tcgen05_conformance.harness import runner
+    from tcgen05_conformance.harness.case_files import CaseFilesError, case_files
     from tcgen05_conformance.harness.export import load_case
+    from tcgen05_conformance.harness.selection import select
 
-    p, case_profile = load_case(args.case)
-    outcome = runner.execute([p], args.backend or list(DEFAULT_BACKENDS), args.profile or case_profile,
-                             reference=args.reference)
-    if outcome.reference:
-        print(f"{p.case_id}: reference {outcome.reference}, profile {outcome.profiles[0]}")
-    worst = EXIT_OK
-    for name, (r,) in outcome.results.items():
-        reason = outcome.summaries[name].skip_reason
-        if reason:
-            print(f"{p.case_id} [{name}] skipped: {printable(reason)}")
-            continue
-        print(f"{p.case_id} [{name}] {r.status}" + (f": {printable(r.detail)}" if r.detail else ""))
-        if r.status != "pass":
-            worst = EXIT_FAILED
+    try:
+        files = case_files(args.cases)
+    except CaseFilesError as e:
+        raise UsageError(str(e)) from None
+    by_profile: dict[str | None, list] = {}  # the cases of each profile asked for, each case id once (its first file)
+    seen: set[str] = set()
+    for path in files:
+        p, case_profile = load_case(path)
+        if p.case_id not in seen:
+            seen.add(p.case_id)
+            by_profile.setdefault(args.profile or case_profile, []).append(p)
+    loaded = len(seen)
+    by_profile = {profile: select(group, args.select or []) for profile, group in by_profile.items()}
+    chosen = sum(len(group) for group in by_profile.values())
+    if not chosen:
+        raise UsageError(f"{' '.join(f'--select {q.text!r}' for q in args.select)}: none of the {loaded} cases matches")
+    worst, counts = EXIT_OK, {}
+    for profile, group in by_profile.items():
+        if group:
+            outcome = runner.execute(group, args.backend or list(DEFAULT_BACKENDS), profile,
+                                     reference=args.reference)
+            worst = max(worst, _print_replayed(outcome, counts))
+    if chosen > 1:
+        print(f"{chosen} cases" + (f" (of {loaded}, --select)" if chosen < loaded else "") + ": "
+              + "; ".join(f"{name} {', '.join(f'{n} {status}' for status, n in c.items())}" for name, c in counts.items()))
     return worst
+
+
+def _print_replayed(outcome, counts: dict[str, dict[str, int]]) -> int:
+    """One line per case and backend (and the reference and profile of each case); the statuses
+    added to `counts` per backend; EXIT_FAILED when a backend that ran did not pass a case."""
+    worst = EXIT_OK
+    for k, p in enumerate(outcome.programs):
+        if outcome.reference:
+            print(f"{p.case_id}: reference {outcome.reference}, profile {outcome.profiles[k]}")
+        for name, results in outcome.results.items():
+            r, reason = results[k], outcome.summaries[name].skip_reason
+            status = "skipped" if reason else r.status
+            counts.setdefault(name, {})
+            counts[name][status] = counts[name].get(status, 0) + 1
+            if reason:
+                print(f"{p.case_id} [{name}] skipped: {printable(reason)}")
+                continue
+            print(f"{p.case_id} [{name}] {r.status}" + (f": {printable(r.detail)}" if r.detail else ""))
+            if r.status != "pass":
+                worst = EXIT_FAILED
+    return worst
+
+
+def _check_suite_states(version: str, programs: list, references: list) -> None:
+    """SuiteError when an expected state `export --suite` computed is not the one the suite froze:
+    the files would not be the suite's (a changed oracle or profile)."""
+    from tcgen05_conformance.harness.suite import SuiteError, load, state_digest
+
+    frozen = {c["id"]: c.get("expected") for c in load(version)["cases"]}
+    differ = [p.case_id for p, o in zip(programs, references) if o.state is not None and frozen.get(p.case_id) != state_digest(o.state)]
+    if differ:
+        raise SuiteError(f"suite {version}: the oracle here gives other expected states than the suite froze for "
+                         f"{len(differ)} cases (first {differ[0]}): this installation's oracle or profiles changed")
 
 
 def add_export(sub) -> None:
@@ -299,6 +413,10 @@ def add_export(sub) -> None:
                      help=f"the backend whose states are the expected ones, as for run (default {DEFAULT_REFERENCE})")
     exp.add_argument("--profile", type=profile_spec, metavar="PROFILE", help=PROFILE_HELP + ", as for run")
     exp.add_argument("--out", required=True, metavar="DIR", help="where index.json and cases/ go")
+    exp.add_argument("--select", action="append", type=query, metavar="QUERY", help="keep the cases matching QUERY, as for run")
+    exp.add_argument("--suite", type=suite_version, metavar="VERSION",
+                     help="export exactly the cases of suite VERSION, as for run; their expected states must be the ones "
+                          "the suite froze")
     exp.set_defaults(func=cmd_export)
 
 
@@ -320,11 +438,14 @@ def _export(args: argparse.Namespace) -> int:
     from tcgen05_conformance.harness import runner
     from tcgen05_conformance.harness.export import INDEX_FILE, export
 
-    programs = runner.generate_programs(args.examples, args.seed, runner.Progress("drawing", args.examples, "programs"))
+    programs = _drawn(args)
     references, profiles = runner.reference_observations(programs, args.reference, args.profile,
                                                          runner.Progress(args.reference, len(programs)))
     facts = {"command": command_line(args), "seed": args.seed, "examples": args.examples,
-             "reference": args.reference, "profile": args.profile}
+             "reference": args.reference, "profile": args.profile, "select": [q.text for q in args.select or []],
+             "suite": args.suite}
+    if args.suite:
+        _check_suite_states(args.suite, programs, references)
     try:
         index = export(programs, references, profiles, args.out, facts)
     except OSError as e:

@@ -35,7 +35,7 @@ from hypothesis import strategies as st
 from tcgen05_conformance.core.program import Program
 from tcgen05_conformance.harness.backends.sim import MAX_ANSWER_BYTES, SimBackend
 from tcgen05_conformance.harness.export import state_layout
-from tcgen05_conformance.harness.runner import generate_programs
+from tcgen05_conformance.harness.runner import FAMILIES, generate_programs
 from tcgen05_conformance.fuzz.inputs import ACCEPTED, HANG, REFUSED, TOP_OUTCOMES, TRACEBACK, Broken, count_outcomes
 from tcgen05_conformance.generators.programs import hopper_programs
 from tcgen05_conformance.generators.sampling import draw_examples
@@ -167,8 +167,10 @@ def case_outcome(backend: SimBackend, folder: Path, program: Program, behaviour:
 
 
 def fuzz_programs() -> list[Program]:
-    """The programs the cases carry: two tcgen05 programs of `run` and a Hopper one (its D too)."""
-    return [*generate_programs(2, 0), draw_examples(hopper_programs(), 1, 0)[0]]
+    """The programs the cases carry: two tcgen05.mma programs of `run` (its first two Table 39
+    classes, after the first program of each other family) and a Hopper one (its D too)."""
+    drawn = generate_programs(len(FAMILIES) + 1, 0)
+    return [drawn[0], drawn[len(FAMILIES)], draw_examples(hopper_programs(), 1, 0)[0]]
 
 
 def measure(examples: int, seed: int, limit: float, log=None) -> dict:

@@ -82,7 +82,7 @@ def check_shards(folders: Sequence[str], summaries: list[dict]) -> int:
     cases = sum(s["cases"] for s in summaries)
     if not first["examples"] <= cases <= first["examples"] + runner.VALUE_PROGRAMS_MAX:
         raise MergeError(f"the shards hold {cases:,} cases, not the {first['examples']:,} (and up to "
-                         f"{runner.VALUE_PROGRAMS_MAX} value programs) of a run of --examples {first['examples']:,}")
+                         f"{runner.VALUE_PROGRAMS_MAX} value programs) of a run of --count {first['examples']:,}")
     return count
 
 

@@ -1,7 +1,7 @@
-"""`run`: generate programs (every Table 39 class first, then random ones), have each backend
-observe them, judge the observations against the reference's (`tcgen05_conformance.harness.judge`), and
-summarise. Programs are reproducible from the seed; failing ones are written out as JSON for
-`replay`."""
+"""`run`: generate programs (one of each instruction family first, every Table 39 class, then
+random ones), have each backend observe them, judge the observations against the reference's
+(`tcgen05_conformance.harness.judge`), and summarise. Programs are reproducible from the seed;
+failing ones are written out as JSON for `replay`."""
 
 from __future__ import annotations
 
@@ -54,6 +54,10 @@ from tcgen05_conformance.generators.value_programs import value_programs
 
 HOPPER_SHARE = 0.15
 VALUE_PROGRAMS_MAX = 200  # programs aimed at missed value coverpoints, beyond `examples`
+#: The instruction families a run draws one program of first, in this order, so that a run of any
+#: size from len(FAMILIES) programs up exercises each: the first Table 39 class, each data-movement
+#: instruction's first form (`data_movement_forms`), a wgmma and an mma.sp.
+FAMILIES = ("tcgen05.mma", "tcgen05.cp", "tcgen05.ld", "tcgen05.st", "tcgen05.shift", "wgmma.mma_async", "mma.sp")
 
 
 def target_for_class(c: mma.ShapeClass) -> str:
@@ -70,9 +74,10 @@ def target_with(feature: str) -> str:
 
 
 def generate_programs(examples: int, seed: int, progress: Callable[[int], None] | None = None) -> list[Program]:
-    """`examples` distinct programs (no case id twice): one per Table 39 class first, then one
-    for each MMA option those miss (coverage), one per data-movement form (tcgen05.cp/.ld/.st/.shift
-    shapes, multicasts, decompression, .ld.red types), then random ones, a share of them Hopper
+    """`examples` distinct programs (no case id twice): one of each instruction family first
+    (`FAMILIES`), then one per Table 39 class, one for each MMA option those miss (coverage), one
+    per data-movement form (tcgen05.cp/.ld/.st/.shift shapes, multicasts, decompression, .ld.red
+    types), then random ones, a share of them Hopper
     (wgmma / mma.sp on sm_90a); when there are random ones, programs aimed at the value
     coverpoints all of these miss follow, beyond `examples` (`tcgen05_conformance.generators.value_programs`). The
     same seed gives the same list, whatever the command imported before. `progress(n)` as the
@@ -94,14 +99,33 @@ def _draw_programs(examples: int, seed: int, progress: Callable[[int], None]) ->
         return draw_examples(strategy, count, seed, _case_id, taken, lambda n: progress(base + n))
 
     programs: list[Program] = []
-    for k, c in enumerate(classes[:examples]):
-        programs += distinct(tcgen05_programs(target_for_class(c), c), 1, seed + k)
+    forms = list(data_movement_forms().items())
+
+    def class_program(k: int) -> list[Program]:
+        return distinct(tcgen05_programs(target_for_class(classes[k]), classes[k]), 1, seed + k)
+
+    def form_program(k: int) -> list[Program]:
+        label, (feature, _) = forms[k]
+        return distinct(data_movement_programs(target_with(feature), label), 1, seed + 400_009 + k)
+
+    first_forms = {family: next(k for k, (label, _) in enumerate(forms) if label == family or label.startswith(family + "."))
+                   for family in FAMILIES[1:5]}
+    for n, family in enumerate(FAMILIES[:examples]):
+        if family == "tcgen05.mma":
+            programs += class_program(0)
+        elif family in first_forms:
+            programs += form_program(first_forms[family])
+        else:
+            only = hopper_programs().filter(lambda p, f=family: any(op.OP == f for op in p.ops))
+            programs += distinct(only, 1, seed + 600_011 + n)
+    for k in range(1, min(len(classes), examples - len(programs) + 1)):
+        programs += class_program(k)
     programs += option_programs(programs, examples - len(programs), seed + 300_007)
     taken.update(p.case_id for p in programs)
     progress(len(programs))
-    forms = list(data_movement_forms().items())[:max(0, examples - len(programs))]
-    for k, (label, (feature, _)) in enumerate(forms):
-        programs += distinct(data_movement_programs(target_with(feature), label), 1, seed + 400_009 + k)
+    rest_forms = [k for k in range(len(forms)) if k not in first_forms.values()]
+    for k in rest_forms[:max(0, examples - len(programs))]:
+        programs += form_program(k)
     rest = examples - len(programs)
     if rest > 0:
         hopper = int(rest * HOPPER_SHARE)

@@ -1,7 +1,7 @@
 """`tcgen05-conformance mutants`: the default CI suite run against every planted bug of
 `tcgen05_conformance.mutation.mutants`, to measure how many of them it would catch.
 
-The suite is what CI's default conformance run exercises: the programs of `run` (`--examples`
+The suite is what CI's default conformance run exercises: the programs of `run` (`--count`
 200, `--seed` 0, profile `exact`), the probe programs (`probes/*.json`), a batch of discriminating
 inner products (`tcgen05_conformance.generators.numeric_vectors`) through the oracle's arithmetic interface under the
 `sm_100a`, `sm_90a` and `exact` profiles (the exact programs cannot see a rounding bug), and the

@@ -68,7 +68,7 @@ def test_planted_hanging_kernel_is_reported_within_the_watchdog_limit(gpu):
 def test_run_reports_blackwell_skipped_with_its_reason_on_hopper(hopper_gpu, tmp_path):
     out = tmp_path / "out"
     done = subprocess.run([sys.executable, "-m", "tcgen05_conformance", "run", "--backend", "hopper", "--backend", "blackwell",
-                           "--examples", "120", "--report-dir", str(out)], capture_output=True, text=True)
+                           "--count", "120", "--out", str(out)], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     summary = json.loads((out / "summary.json").read_text())
     assert summary["backends"]["blackwell"]["skip_reason"] and "sm_90" in summary["backends"]["blackwell"]["skip_reason"]
