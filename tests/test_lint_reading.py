@@ -155,3 +155,18 @@ def test_an_unknown_cta_group_with_a_transposed_8_bit_b_is_judged(tmp_path, caps
                     f"tcgen05.mma.cta_group::3.kind::f8f6f4 [%r0], %rd1, %rd1, {word}, 1;\n")
     status, report = lint_json([str(path)], capsys)
     assert status == 1 and "syntax.qualifier" in [r["id"] for r in report["instructions"][0]["rules"]]
+
+
+@pytest.mark.parametrize("source", [
+    "asm(" * 20_000 + '"x"' + ")" * 20_000 + ";",  # each asm inside another's parentheses
+    "#if 0\n" * 10_000 + f"asm({ILLEGAL});",  # #if nesting 10,000 deep
+    "\n" * 500_000 + ".target sm_100a\n",  # blank lines before a directive
+])
+def test_sources_that_were_quadratic_read_in_linear_time(tmp_path, capsys, source):
+    """Found by `fuzz --lint`: each nested asm statement rescanned the rest of the source, each
+    #if directive copied the whole condition stack, `^\\s*` re-read every blank line."""
+    path = tmp_path / ("k.ptx" if source.startswith("\n") else "k.cu")
+    path.write_text(source)
+    started = time.perf_counter()
+    status, _ = lint_json([str(path)], capsys)
+    assert status == 0 and time.perf_counter() - started < 3.0

@@ -32,6 +32,9 @@ def add(sub) -> None:
                     help=f"profile the damaged vectors are checked with: a name {PROFILE_FILE_HELP} (default sm_100a)")
     fz.add_argument("--limit", type=seconds, default=30.0, metavar="S",
                     help="seconds an input may take before it counts as a hang (default 30)")
+    fz.add_argument("--lint", action="store_true",
+                    help="fuzz lint and import instead: N PTX and CUDA C++ files (Hypothesis text, spliced real lines, "
+                         "hand-made hostile files; tcgen05_conformance.fuzz.lint_inputs); writes fuzz-lint.json and .md")
     fz.add_argument("--simulator", action="store_true",
                     help="fuzz the simulator protocol instead: N faulty simulator behaviours (answer lines, state files, "
                          "exits, delays) through one sim: backend")
@@ -46,7 +49,13 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     from tcgen05_conformance.fuzz import simulator as fuzz_simulator
     from tcgen05_conformance.fuzz.inputs import HANG, RECORDED, TRACEBACK
 
-    if args.simulator:
+    if args.lint:
+        from tcgen05_conformance.cli import main
+        from tcgen05_conformance.fuzz import lint_inputs
+
+        tool, name, readers = lint_inputs, "fuzz-lint", ("lint",)
+        report = lint_inputs.measure(main, args.examples, args.seed, args.limit)
+    elif args.simulator:
         tool, name, readers = fuzz_simulator, "fuzz-simulator", ("simulator",)
         report = fuzz_simulator.measure(args.examples, args.seed, args.limit)
     else:

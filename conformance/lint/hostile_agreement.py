@@ -19,7 +19,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Callable
 
 from tcgen05_conformance.core.legality.rules import ASSEMBLER
-from tcgen05_conformance.core.ptx.parse import read_ptx
+from tcgen05_conformance.core.ptx.parse import read_ptx, statements
 from tcgen05_conformance.core.ptx.render import draw_spelling, spell
 from tcgen05_conformance.device.assembler import assemble_entries, assembler_version
 from tcgen05_conformance.device.ptx.kernels import MODULE_PREAMBLE, entry_for
@@ -84,11 +84,18 @@ def corpus(arch: str, count: int, seed: int) -> list[tuple[str, str, str]]:
 
 
 def lint_verdict(entry: str, arch: str) -> dict:
-    """Lint's record of the entry's last tensor-core instruction (the mutated line), or a
-    record with verdict "none" when lint sees no tensor-core instruction there."""
-    parsed = read_ptx(MODULE_PREAMBLE + entry)
+    """Lint's record of the mutated line (the entry's line before `ret;`): its last tensor-core
+    instruction's; verdict "none" when lint sees no tensor-core instruction there, or when a
+    mutation split the line into statements some of which are not tensor-core instructions
+    (lint judges those alone, so it has said nothing of the whole line)."""
+    text = MODULE_PREAMBLE + entry
+    line = text.count("\n") - 1
+    parsed = [p for p in read_ptx(text) if p.line == line]
+    judged = [s for s in statements(text) if s.line == line and s.kind == "instruction"]
     if not parsed:
         return {"verdict": "none", "rules": []}
+    if len(judged) > len(parsed):
+        return {"verdict": "none", "rules": [], "why": "the line holds statements lint does not judge"}
     p = parsed[-1]
     return verdict(p, "", p.line, arch)
 

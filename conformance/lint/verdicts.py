@@ -121,7 +121,7 @@ def target_name(number: int, suffix: str = "a") -> str:
 
 def module_target(text: str) -> str | None:
     """The first target of the module's `.target` directive, known to the model or not."""
-    m = re.search(r"^\s*\.target\s+(sm_\d+[af]?)", text, re.M)
+    m = re.search(r"^[ \t]*\.target[ \t]+(sm_\d+[af]?)", text, re.M)  # [ \t]: linear over blank lines
     return m.group(1) if m else None
 
 

@@ -86,39 +86,57 @@ class AsmStatement:
 @dataclass
 class _Lexed:
     """A source as tokens (comments, whitespace and preprocessor lines dropped), the string
-    macros it defines, and for each token the preprocessor conditions it stands under."""
+    macros it defines, and for each token the chain of preprocessor conditions it stands under."""
 
     tokens: list[Token]
-    guards: list[tuple[str, ...]]
+    guards: list[tuple]
     macros: dict[str, list[Token]]
 
 
-def _conditions_after(directive: str, argument: str, stack: list[tuple[str, bool]]) -> None:
-    """Track `#if` / `#ifdef` / `#elif` / `#else` / `#endif`: `stack` holds each open
-    condition's text and whether its block is skipped (`#if 0`, or the `#else` of `#if 1`)."""
+# An open #if: its condition's text, whether its block is skipped (it or a block around it is
+# #if 0), and the chain of the conditions it stands under, innermost first (a linked list, so
+# that each directive costs the same however deep the nesting).
+_Condition = tuple[str, bool, tuple]
+MAX_GUARDS = 64  # conditions a statement keeps, innermost first
+
+
+def _conditions_after(directive: str, argument: str, stack: list[_Condition]) -> None:
+    """Track `#if` / `#ifdef` / `#elif` / `#else` / `#endif` on `stack`."""
     argument = " ".join(argument.replace("\\\n", " ").split())
     argument = re.sub(r"/\*.*?\*/|//.*", "", argument).strip()
+    outer_skipped, outer = (stack[-2][1], stack[-2][2]) if len(stack) > 1 else (False, ())
     if directive in ("if", "ifdef", "ifndef"):
+        outer_skipped, outer = (stack[-1][1], stack[-1][2]) if stack else (False, ())
         text = {"ifdef": f"defined({argument})", "ifndef": f"!defined({argument})"}.get(directive, argument)
-        stack.append((text, directive == "if" and argument in ("0", "false")))
+        skip = directive == "if" and argument in ("0", "false")
+        stack.append((text, outer_skipped or skip, (text, outer)))
     elif directive in ("elif", "elifdef", "elifndef") and stack:
-        was_zero = stack[-1][0] in ("1", "true")
-        stack[-1] = (argument, was_zero or argument in ("0", "false"))
+        skip = stack[-1][2][0] in ("1", "true") or argument in ("0", "false")
+        stack[-1] = (argument, outer_skipped or skip, (argument, outer))
     elif directive == "else" and stack:
-        text, _ = stack[-1]
-        stack[-1] = (f"!({text})", text in ("1", "true"))
+        text = stack[-1][2][0]
+        stack[-1] = (f"!({text})", outer_skipped or text in ("1", "true"), (f"!({text})", outer))
     elif directive == "endif" and stack:
         stack.pop()
+
+
+def _guard_texts(chain: tuple) -> tuple[str, ...]:
+    """The conditions of a chain, outermost first (the innermost MAX_GUARDS)."""
+    texts = []
+    while chain and len(texts) < MAX_GUARDS:
+        texts.append(chain[0])
+        chain = chain[1]
+    return tuple(reversed(texts))
 
 
 def cxx_tokens(source: str) -> _Lexed:
     """The tokens of a C++ source in one linear pass; tokens inside skipped `#if 0` blocks
     are dropped, and `#define NAME "literal" ...` bodies are kept as string macros."""
     tokens: list[Token] = []
-    guards: list[tuple[str, ...]] = []
+    guards: list[tuple] = []
     macros: dict[str, list[Token]] = {}
-    stack: list[tuple[str, bool]] = []
-    current: tuple[str, ...] = ()
+    stack: list[_Condition] = []
+    current: tuple = ()
     skipped = False
     line_start = True
     i, n = 0, len(source)
@@ -127,8 +145,7 @@ def cxx_tokens(source: str) -> _Lexed:
             m = _DIRECTIVE.match(source, i)
             directive, argument = m.group(1), m.group(2)
             _conditions_after(directive, argument, stack)
-            skipped = any(skip for _, skip in stack)
-            current = tuple(text for text, _ in stack)
+            skipped, current = (stack[-1][1], stack[-1][2]) if stack else (False, ())
             if directive == "define" and not skipped:
                 _string_macro(argument, m.start(2), macros)
             i = m.end()
@@ -282,9 +299,9 @@ def _operands(tokens: list[Token]) -> list[AsmOperand]:
     return out
 
 
-def _statement_tokens(tokens: list[Token], k: int) -> tuple[list[Token], int]:
-    """The tokens between the "(" at `k` and its ")", and the index after it; _Unreadable when
-    a `;` or the end of the source comes first (the statement is unbalanced)."""
+def _statement_tokens(tokens: list[Token], k: int) -> tuple[list[Token], int, bool]:
+    """The tokens between the "(" at `k` and its ")", the index after the statement, and whether
+    it is balanced (False when a `;` or the end of the source comes before its ")")."""
     depth, j = 0, k
     while j < len(tokens):
         t = tokens[j]
@@ -294,11 +311,11 @@ def _statement_tokens(tokens: list[Token], k: int) -> tuple[list[Token], int]:
             elif t.text in ")]}":
                 depth -= 1
                 if depth == 0:
-                    return tokens[k + 1:j], j + 1
+                    return tokens[k + 1:j], j + 1, True
             elif t.text == ";":
                 break
         j += 1
-    raise _Unreadable("unbalanced parentheses: no ')' closes the statement before its ';'")
+    return tokens[k + 1:j], j, False
 
 
 _TENSOR_CORE_WORD = re.compile(r"tcgen05|wgmma|\bmma\b|MMA", re.I)
@@ -339,17 +356,20 @@ def asm_statements(source: str) -> list[AsmStatement]:
         if j >= len(tokens) or tokens[j].text != "(":
             k = j
             continue
-        line, guards = line_of(t.offset), lexed.guards[k]
+        line, guards = line_of(t.offset), _guard_texts(lexed.guards[k])
+        body, end, balanced = _statement_tokens(tokens, j)
         try:
-            body, k = _statement_tokens(tokens, j)
+            if not balanced:
+                raise _Unreadable("unbalanced parentheses: no ')' closes the statement before its ';'")
             parts = _split(body, ":")
             ptx, offsets = _template(parts[0], lexed.macros)
             operands = tuple(op for section in parts[1:3] for op in _operands(section))
         except _Unreadable as e:
             if _names_tensor_core(tokens, j):
                 found.append(AsmStatement(line, "", (), (), guards, str(e)))
-            k = j + 1
+            k = end  # what the statement spans is not read again (an asm inside it is not another statement)
             continue
+        k = end
         substituted, mapped = _substitute(ptx, [line_of(o) for o in offsets], operands)
         found.append(AsmStatement(line, substituted, tuple(mapped), operands, guards))
     return found
