@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tcgen05_conformance.cli.common import (
     EXIT_FAILED, EXIT_OK, PROFILE_FILE_HELP, command_line, count, deprecated_spelling, machine, output_folder, print_json,
-    profile_spec, seed, seconds,
+    UsageError, profile_spec, seed, seconds,
     write_json,
 )
 
@@ -38,6 +38,11 @@ def add(sub) -> None:
     fz.add_argument("--simulator", action="store_true",
                     help="fuzz the simulator protocol instead: N faulty simulator behaviours (answer lines, state files, "
                          "exits, delays) through one sim: backend")
+    fz.add_argument("--harness", action="append", nargs="?", const="all", metavar="SURFACE",
+                    help="fuzz the harness's own surfaces instead (tcgen05_conformance.fuzz.harness_surfaces): N "
+                         "misbehaving plugins through run (plugins), damaged shard folders through report merge (merge), "
+                         "damaged profile files (profiles), damaged journals resumed (journals), pytest plugin options "
+                         "(pytest); all of them, or the SURFACE named (repeatable); writes fuzz-harness.json and .md")
     fz.add_argument("--out", type=output_folder, metavar="DIR",
                     help="write fuzz-inputs.json and fuzz-inputs.md here (with --simulator fuzz-simulator.json and .md)")
     fz.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -47,7 +52,7 @@ def add(sub) -> None:
 def cmd_fuzz(args: argparse.Namespace) -> int:
     from tcgen05_conformance.fuzz import inputs as fuzz_inputs
     from tcgen05_conformance.fuzz import simulator as fuzz_simulator
-    from tcgen05_conformance.fuzz.inputs import HANG, RECORDED, TRACEBACK
+    from tcgen05_conformance.fuzz.inputs import HANG, RECORDED, TRACEBACK, WRONG
 
     if args.lint:
         from tcgen05_conformance.cli import main
@@ -55,6 +60,16 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
 
         tool, name, readers = lint_inputs, "fuzz-lint", ("lint",)
         report = lint_inputs.measure(main, args.examples, args.seed, args.limit)
+    elif args.harness:
+        from tcgen05_conformance.cli import main
+        from tcgen05_conformance.fuzz import harness_surfaces
+
+        readers = tuple(harness_surfaces.SURFACES) if "all" in args.harness else tuple(dict.fromkeys(args.harness))
+        unknown = [r for r in readers if r not in harness_surfaces.SURFACES]
+        if unknown:
+            raise UsageError(f"--harness {unknown[0]}: not a surface ({', '.join(harness_surfaces.SURFACES)})")
+        tool, name = harness_surfaces, "fuzz-harness"
+        report = harness_surfaces.measure(main, args.examples, args.seed, args.limit, readers)
     elif args.simulator:
         tool, name, readers = fuzz_simulator, "fuzz-simulator", ("simulator",)
         report = fuzz_simulator.measure(args.examples, args.seed, args.limit)
@@ -73,5 +88,5 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         print_json(report)
     else:
         print(tool.markdown(report), end="")
-    broken = sum(report[reader][TRACEBACK] + report[reader][HANG] for reader in readers)
+    broken = sum(report[reader][TRACEBACK] + report[reader][HANG] + report[reader].get(WRONG, 0) for reader in readers)
     return EXIT_OK if broken == 0 else EXIT_FAILED

@@ -33,6 +33,7 @@ from hypothesis import strategies as st
 from tcgen05_conformance.core import program as program_model
 from tcgen05_conformance.core.legality import check
 from tcgen05_conformance.core.program import ProgramError
+from tcgen05_conformance.fuzz.command_calls import Wrong
 from tcgen05_conformance.harness import runner
 from tcgen05_conformance.harness.backends.registry import DEFAULT_REFERENCE
 from tcgen05_conformance.harness.export import load_case
@@ -40,7 +41,7 @@ from tcgen05_conformance.device.ptx.kernels import UnsupportedProgram, kernel
 from tcgen05_conformance.generators.malformed import FileDamage, damage_folder, malformed_programs, vector_damage
 from tcgen05_conformance.oracles.numerics.vectors import MANIFEST, RECORDINGS, VectorFileError, check_vectors, find_folders
 
-ACCEPTED, REFUSED, TRACEBACK, HANG = "accepted", "refused", "traceback", "hang"
+ACCEPTED, REFUSED, TRACEBACK, HANG, WRONG = "accepted", "refused", "traceback", "hang", "wrong"
 PROBES = Path(__file__).resolve().parents[2] / "probes"
 # The development split shipped with the project.
 RECORDED = RECORDINGS
@@ -153,35 +154,43 @@ def vector_outcome(base: Path, damage: list[FileDamage], work: Path, profile: st
 
 
 def count_outcomes(strategy: st.SearchStrategy, handle: Callable, examples: int, seed: int, limit: float, log) -> dict:
-    """Hand `examples` inputs of `strategy` to `handle` and count how each ended."""
-    counts = {ACCEPTED: 0, REFUSED: 0, TRACEBACK: 0, HANG: 0}
+    """Hand `examples` inputs of `strategy` to `handle` and count how each ended (`Wrong`, raised
+    by a handler whose command contradicts its input: `tcgen05_conformance.fuzz.command_calls`).
+    The inputs are drawn first and handled after, outside Hypothesis, so that a handler may run
+    code that draws with Hypothesis itself (`run` drawing its programs)."""
+    counts = {ACCEPTED: 0, REFUSED: 0, TRACEBACK: 0, HANG: 0, WRONG: 0}
     reasons: Counter[str] = Counter()
     failures: list[dict] = []
+    drawn: list = []
 
     @hypothesis_seed(seed)
     @settings(max_examples=examples, database=None, deadline=None, phases=[Phase.generate],
               suppress_health_check=list(HealthCheck))
     @given(strategy)
-    def one(value) -> None:
+    def draw(value) -> None:
+        drawn.append(value)
+
+    started = time.perf_counter()
+    draw()
+    for value in drawn:
         try:
             with _deadline(limit):
                 outcome, reason = handle(value)
             reasons[f"{outcome}: {reason}"] += 1
         except Hang as e:
             outcome, detail = HANG, str(e)
+        except Wrong as e:
+            outcome, detail = WRONG, str(e)
         except Exception as e:  # noqa: BLE001 - counting every way a reader can break is the point
             outcome, detail = TRACEBACK, "".join(traceback.format_exception_only(type(e), e)).strip()
             detail += " at " + " < ".join(f"{Path(f.filename).name}:{f.lineno} {f.name}"
                                           for f in reversed(traceback.extract_tb(e.__traceback__)[-3:]))
         counts[outcome] += 1
-        if outcome in (TRACEBACK, HANG) and len(failures) < 50:
+        if outcome in (TRACEBACK, HANG, WRONG) and len(failures) < 50:
             failures.append({"outcome": outcome, "detail": detail[:500], "input": repr(value)[:2000]})
         total = sum(counts.values())
         if total % 500 == 0:
             print(f"  {total} inputs: {counts}", file=log, flush=True)
-
-    started = time.perf_counter()
-    one()
     return {"inputs": sum(counts.values()), **counts, "seconds": round(time.perf_counter() - started, 1),
             "outcomes": dict(reasons.most_common()), "failures": failures}
 
