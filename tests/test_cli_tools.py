@@ -30,8 +30,8 @@ SUBCOMMANDS = [["run"], ["replay"], ["export"], ["legality"], ["decode"], ["vect
                ["campaign"], ["cache"], ["cache", "info"], ["cache", "clear"], ["cache", "fill"], ["report"], ["report", "merge"], ["bench"],
                ["mutants"], ["fuzz"], ["lint"], ["import"], ["spellings"], ["lint-agreement"], ["peers"], ["completion"],
                ["suite"], ["suite", "show"], ["suite", "check"], ["suite", "freeze"]]
-SUBNORMAL_SAMPLES = ROOT / "reports" / "numerics" / "h100-subnormal-samples.npz"
-SUBNORMAL_FIT = ROOT / "reports" / "numerics" / "h100-subnormal-fit.json"
+SUBNORMAL_SAMPLES = ROOT / "reports" / "numerics-h100-f32-subnormal-floor" / "h100-subnormal-samples.npz"
+SUBNORMAL_FIT = ROOT / "reports" / "numerics-h100-f32-subnormal-floor" / "h100-subnormal-fit.json"
 
 
 def _status(argv: list[str]) -> int:

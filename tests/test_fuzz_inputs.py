@@ -1,7 +1,7 @@
 """The readers of outside input under Hypothesis (issue 15): a malformed program file ends in a
 program that loads and goes through the legality check, the oracle and the kernel text, or in a
 one-line refusal naming the file; a damaged vector folder is checked whole or refused on one line.
-Never a traceback. The 10,000-input measurement is `tcgen05-conformance fuzz` (reports/fuzz/); here
+Never a traceback. The 10,000-input measurement is `tcgen05-conformance fuzz` (reports/fuzz-input-readers/); here
 a few hundred inputs each."""
 
 from __future__ import annotations

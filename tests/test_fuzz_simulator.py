@@ -1,7 +1,7 @@
 """The simulator protocol under Hypothesis (issue 15): a faulty simulator (answer lines, state
 files, exits, signals, delays, second answers, noise) costs its own case one line, never a
 traceback or a hang, never the next case. The 10,000-behaviour measurement is
-`tcgen05-conformance fuzz --simulator` (reports/fuzz/); here 150."""
+`tcgen05-conformance fuzz --simulator` (reports/fuzz-simulator-protocol/); here 150."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Every kernel a Hopper campaign can launch, assembled into the kernel cache ahead of a run
 (`cache fill`). A campaign with a cold cache assembles each kernel form the first time a producer
 meets it: 6,251 forms in a 12,000,000-program run on an H100's host, whose GPU then waited 26 s of
-63 s for them (reports/hopper/session17). The forms are finite (`tcgen05_conformance.generators.hopper_forms`), so
+63 s for them (reports/campaign-throughput/long-run-producer-bound). The forms are finite (`tcgen05_conformance.generators.hopper_forms`), so
 assembling them all once, on any machine with nvJitLink (no GPU needed; the folder can be copied to
 or shared with the GPU machines), leaves a campaign nothing to assemble."""
 

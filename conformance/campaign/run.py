@@ -468,7 +468,7 @@ def frozen_heap() -> CollectorPauses:
     """Move what this process holds once started (its imports, a worker's CUDA context) out of the
     garbage collector's reach (gc.freeze), so that a full collection walks only what the run made
     since, and count the collector's pauses from now on. Unfrozen, a collection stopped a GPU
-    worker for 10 ms or more, idling its GPU (reports/hopper/session19/gc)."""
+    worker for 10 ms or more, idling its GPU (reports/campaign-throughput/frozen-heap)."""
     gc.freeze()
     return CollectorPauses()
 

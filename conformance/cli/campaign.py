@@ -22,7 +22,7 @@ PROGRAM_LIMIT = 10**9
 # model also evaluates, by where the data sets are drawn (--draw). Drawn on the GPU a data set
 # costs the host nothing, while an instruction costs it about 4 ms (its Hypothesis draw) and a
 # sampled program about 9 ms (the model): with 256 and 512 the host keeps up with an H100
-# (reports/hopper/campaign-throughput, section 4c). Drawn on the host, every data set costs it.
+# (reports/campaign-throughput, section 5a). Drawn on the host, every data set costs it.
 DATA_SETS = {"gpu": 256, "host": 32}
 CROSS_CHECK_EVERY = {"gpu": 512, "host": 64}
 

@@ -1,6 +1,7 @@
 """`fuzz`: malformed program files and damaged recorded-vector folders through the readers
 (`tcgen05_conformance.fuzz.inputs`), or with --simulator faulty simulators through the `sim:`
-protocol (`tcgen05_conformance.fuzz.simulator`), counted (issue 15's measurements, reports/fuzz/)."""
+protocol (`tcgen05_conformance.fuzz.simulator`), counted (issue 15's measurements,
+reports/fuzz-input-readers/ and reports/fuzz-simulator-protocol/)."""
 
 from __future__ import annotations
 

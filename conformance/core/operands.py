@@ -65,7 +65,7 @@ _CP_MULTICASTS = tuple(m for m in _union(s.multicasts for s in dm.CP_SHAPES.valu
 _WGMMA_TYPES = _union(t.types for t in hopper.WGMMA_TYPES.values())
 _MMA_SP_TYPES = _union([*(s.types for s in hopper.MMA_SP_SHAPES.values()), hopper.MMA_SP_F8F6F4_TYPES])
 _HOPPER_D_TYPES = ("f16", "f32", "s32")
-# The register holding alloc's dst or commit's mbar: ptxas takes 32- and 64-bit ones (reports/lint/spellings.json).
+# The register holding alloc's dst or commit's mbar: ptxas takes 32- and 64-bit ones (reports/ptx-spellings/spellings.json).
 _ADDRESS_BITS = _one_of(dm.ADDRESS_REGISTER_BITS, f"{_T}.7.1, 9.7.16.12.1: an address register of 32 or 64 bits")
 _SP_SELECTOR = Domain(hopper.MMA_SP_SELECTOR_RANGE, "PTX ISA 9.7.14.6.3: sparsity selector 0..3")
 

@@ -45,7 +45,7 @@ class CaseResult:
 # --- the numeric profile of each case ----------------------------------------------------------
 
 # The profile judging a program of an architecture (its target's SM generation) when the run asks
-# for none of that architecture: Hopper by the measured H100 (reports/numerics/h100-silicon.json);
+# for none of that architecture: Hopper by the measured H100 (reports/numerics-h100-silicon/h100-silicon.json);
 # any other by the default profile, the exact model (sm_100a's fp6 / fp4 datapaths are assumed,
 # docs/numerics.md).
 DEFAULT_PROFILES = {9: "sm_90a"}

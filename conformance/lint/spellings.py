@@ -3,11 +3,11 @@ the qualifiers of a representative form (all orders up to 7 qualifiers, a seeded
 and alternatives for each operand (register widths, immediates in every PTX integer notation,
 `[reg+imm]` and other address forms, negated predicates, immediates inside vectors).
 
-The findings are recorded in `reports/lint/spellings.json` and carried, as data, into
+The findings are recorded in `reports/ptx-spellings/spellings.json` and carried, as data, into
 `tcgen05_conformance.core.ptx.spelling` (the tables the renderer draws from and the parser reads by);
 `tests/test_ptx_spelling.py` asks ptxas again about a sample of them.
 
-    tcgen05-conformance spellings --out reports/lint/spellings.json
+    tcgen05-conformance spellings --out reports/ptx-spellings/spellings.json
 """
 
 from __future__ import annotations

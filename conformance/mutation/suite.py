@@ -289,7 +289,7 @@ def _reproduces_recordings(golden: Sequence[GoldenCase]) -> bool | None:
 _NO_CP = ("the default run draws MMA programs only, and the two probes with a tcgen05.cp (A-CP-DESC, A-CP-PAIR-SOURCE) "
           "copy .128x128b without decompression: ")
 _NO_LDST = "the default run draws no tcgen05.ld/st, and the probes load and store .32x32b and .16x32bx2 only: "
-# Why the survivors of the measured run (reports/mutants/mutants.json) survive, one sentence each.
+# Why the survivors of the measured run (reports/mutation-score/mutants.json) survive, one sentence each.
 SURVIVAL_REASONS: dict[str, str] = {
     "cp-warpx2-patterns-swapped": _NO_CP + "no case copies .64x128b with a .warpx2 multicast.",
     "cp-4x256b-consecutive-lanes": _NO_CP + "no case copies a .4x256b matrix.",

@@ -653,7 +653,7 @@ def _block_sums(pmant, psign, paexp, pfrac: int, dsa: Decoded, dsb: Decoded, sfm
 def _note_overflow(state: np.ndarray, r, inf_seen: np.ndarray) -> np.ndarray:
     """Rows whose rounding overflowed go to infinity whatever the rounding: measured on H100
     (mma.sync and wgmma, bf16/tf32 -> f32 with truncated groups give Inf, not the largest
-    finite value IEEE 754 RZ would give; reports/numerics/h100-silicon.json)."""
+    finite value IEEE 754 RZ would give; reports/numerics-h100-silicon/h100-silicon.json)."""
     if not r.overflow.any():
         return state
     new = np.where(r.sign == 1, -1, 1).astype(np.int8)

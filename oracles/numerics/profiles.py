@@ -218,11 +218,11 @@ _SUBN_IN = (
 )
 _SUBN_OUT = (
     "gradual underflow, rounded like normal results (publishers' models: out_subnormals=1); "
-    "measured on H100 (reports/numerics/h100-subnormal-fit.json): bf16/tf32 -> f32 subnormal "
+    "measured on H100 (reports/numerics-h100-f32-subnormal-floor/h100-subnormal-fit.json): bf16/tf32 -> f32 subnormal "
     "results are the group's truncated sum on a grid floored at 2**-158 (align_floor); the B200 "
     "dev vectors hold no subnormal result, so B200 is assumed alike"
 )
-_H100_SILICON = "reports/numerics/h100-silicon.json"
+_H100_SILICON = "reports/numerics-h100-silicon/h100-silicon.json"
 #: The f32 groups align on a grid never finer than 2**-158, 9 bits below the binary32 subnormal
 #: unit: terms are truncated toward zero to max(2**(emax - 25), 2**-158).
 ALIGN_FLOOR_F32 = -158
@@ -232,10 +232,10 @@ ALIGN_FLOOR_F16 = -46
 #: The grid floor of the fp16/bf16/tf32 datapaths, by accumulator format.
 ALIGN_FLOORS = {"f32": ALIGN_FLOOR_F32, "f16": ALIGN_FLOOR_F16}
 _FLOOR_H100 = {
-    "f32": "fitted on H100 silicon (reports/numerics/h100-subnormal-fit.json): the only floor that "
+    "f32": "fitted on H100 silicon (reports/numerics-h100-f32-subnormal-floor/h100-subnormal-fit.json): the only floor that "
     "reproduces all 3,044 sampled bf16/tf32 -> f32 subnormal results of mma.sync and wgmma "
     "(-157 fails 2, -159 fails 93, no floor fails 306)",
-    "f16": "fitted on H100 silicon with numerics sweep (reports/numerics/gpu-check/"
+    "f16": "fitted on H100 silicon with numerics sweep (reports/numerics-h100-f16-subnormal-floor/"
     "h100-sweep-f16-floor-seed20.json): of none, -27, -30..-35, -37, -38, -42 and -46, only -46 gives "
     "0 mismatches in 3e10 f16 -> f16 inner products each of mma.sync and wgmma (none: 6 and 8, -42: "
     "597 and 621); the 91 silicon results recorded by that sweep and by the 1e10 check of "
@@ -246,7 +246,7 @@ _FLOOR_B200 = {
     "f16": "assumed as fitted on H100 (the B200 recordings hold no f16 result near the binary16 subnormal unit)",
 }
 _ZERO_H100 = (
-    "measured on H100 (reports/numerics/h100-silicon.json): every zero result is +0, in every "
+    "measured on H100 (reports/numerics-h100-silicon/h100-silicon.json): every zero result is +0, in every "
     "float datapath of mma.sync and wgmma (exact zero sums of -0 terms, and sums rounding to zero)"
 )
 _ZERO_B200 = "assumed as measured on H100 (the B200 recordings hold no zero results)"
@@ -657,7 +657,7 @@ SM90A = Profile(
     unsupported=_NO_FP6_FP4,
 )
 
-# Measured on H100 (reports/numerics/h100-silicon.json): warp-level mma.sync differs from
+# Measured on H100 (reports/numerics-h100-silicon/h100-silicon.json): warp-level mma.sync differs from
 # wgmma only for fp8, where it is the two-interleaved-groups datapath recorded on B200.
 SM90A_MMA_SYNC = replace(
     SM90A,
@@ -667,8 +667,8 @@ SM90A_MMA_SYNC = replace(
     widened_inputs={"e4m3": "f16", "e5m2": "f16"},
     widened_inputs_provenance=(
         "ptxas (nvJitLink 13.5) lowers warp-level fp8 MMA on sm_90a to F2FP.F16 unpacking and two HMMA "
-        "(reports/numerics/mixed-fp8/sass); the fp8 datapath on f16-widened operands reproduces 3.4e7 H100 "
-        "mma.sync inner products bit for bit, mixed and same-type (reports/numerics/mixed-fp8/hmma-lowering-gpu.json); "
+        "(reports/numerics-h100-mixed-fp8/sass); the fp8 datapath on f16-widened operands reproduces 3.4e7 H100 "
+        "mma.sync inner products bit for bit, mixed and same-type (reports/numerics-h100-mixed-fp8/hmma-lowering-gpu.json); "
         "without the widening mixed e4m3 x e5m2 missed 0.47-0.90 % (A-MMA-SP-MIXED-FP8)"),
 )
 

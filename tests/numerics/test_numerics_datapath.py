@@ -157,7 +157,7 @@ F16 = {
         (["inf", "max"], ["1", "max"], 0, 0x7F800000),
         (["-inf", "1"], ["1", "1"], 0x7F7FFFFF, 0xFF800000),
         (["1", "1"], ["1", "1"], 0x7F800000, 0x7F800000),  # c = +Inf
-        # every addend -0: IEEE 754 gives -0; H100 gives +0 (reports/numerics/h100-silicon.json)
+        # every addend -0: IEEE 754 gives -0; H100 gives +0 (reports/numerics-h100-silicon/h100-silicon.json)
         (["-0", "0"], ["1", "-1"], 0x80000000, {"exact": 0x80000000, "hardware": 0x00000000}),
         (["-0", "0"], ["1", "1"], 0x80000000, 0x00000000),  # one +0 addend
         (["1", "-1"], ["1", "1"], 0x80000000, 0x00000000),  # exact cancellation: +0
@@ -182,7 +182,7 @@ def test_f16_output_overflow_is_infinity():
 
 def test_f32_truncating_group_overflows_to_infinity():
     """A truncating (RZ) group that overflows gives Inf, not IEEE RZ's largest finite value:
-    measured on H100 (reports/numerics/h100-silicon.json), assumed for B200."""
+    measured on H100 (reports/numerics-h100-silicon/h100-silicon.json), assumed for B200."""
     A = np.zeros((1, 16), dtype=np.uint16)
     A[0, :2] = 0x5F80  # bf16 2**64; two products of 2**128 overflow binary32
     c = np.zeros(1, dtype=np.uint32)

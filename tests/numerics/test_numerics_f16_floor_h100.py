@@ -1,7 +1,7 @@
 """f16 -> f16 results measured on the H100 near the binary16 subnormal unit: the sm_90a profiles
 reproduce every silicon result that the GPU checker recorded (the 1e10 check that found the
 profile without a grid floor wrong, and the align_floor sweep that fitted -46), and those results
-tell the floor apart. Expected values are the silicon's (reports/numerics/gpu-check/)."""
+tell the floor apart. Expected values are the silicon's (reports/numerics-h100-f16-subnormal-floor/)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from tcgen05_conformance.numerics.measure import COMBINATIONS
 from tcgen05_conformance.oracles.numerics import inner_product
 from tcgen05_conformance.oracles.numerics.profiles import ALIGN_FLOOR_F16, Profile, get_profile
 
-REPORTS = pathlib.Path(__file__).parents[2] / "reports" / "numerics" / "gpu-check"
+REPORTS = pathlib.Path(__file__).parents[2] / "reports" / "numerics-h100-f16-subnormal-floor"
 CHECK = REPORTS / "h100-1e10-seed19.json"
 SWEEP = REPORTS / "h100-sweep-f16-floor-seed20.json"
 MEASURED = {c.id: c for c in COMBINATIONS if c.id.endswith("f16.f16") and c.in_fmt == "f16"}

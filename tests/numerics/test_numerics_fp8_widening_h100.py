@@ -2,7 +2,7 @@
 operands to f16 before the HMMA, and `sm_90a.mma_sync` models that (`widened_inputs`). The model
 and the integer checker reproduce every kept sample of `numerics measure --mixed-fp8` and of the
 same-type fp8 run beside it, mixed e4m3 x e5m2 included; without the widening some mixed results
-are off (expected values are the silicon's: reports/numerics/mixed-fp8/)."""
+are off (expected values are the silicon's: reports/numerics-h100-mixed-fp8/)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from tcgen05_conformance.numerics.measure import COMBINATIONS, MIXED_FP8
 from tcgen05_conformance.oracles.numerics import checker, inner_product
 from tcgen05_conformance.oracles.numerics.profiles import ProfileFileError, get_profile, profile_from_dict
 
-FOLDER = pathlib.Path(__file__).parents[2] / "reports" / "numerics" / "mixed-fp8"
+FOLDER = pathlib.Path(__file__).parents[2] / "reports" / "numerics-h100-mixed-fp8"
 FP8 = [c for c in COMBINATIONS if c.in_fmt in ("e4m3", "e5m2")] + list(MIXED_FP8)
 
 

@@ -1,6 +1,6 @@
 """Subnormal binary32 results measured on the H100: the sm_90a profiles reproduce every sampled
 bf16/tf32 -> f32 subnormal result of mma.sync and wgmma, and the samples tell the alignment grid
-floor apart (expected values are the silicon's; reports/numerics/h100-subnormal-fit.json)."""
+floor apart (expected values are the silicon's; reports/numerics-h100-f32-subnormal-floor/h100-subnormal-fit.json)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from tcgen05_conformance.numerics.measure import COMBINATIONS
 from tcgen05_conformance.oracles.numerics import inner_product
 from tcgen05_conformance.oracles.numerics.profiles import ALIGN_FLOOR_F32, Profile, for_instruction, get_profile
 
-SAMPLES = pathlib.Path(__file__).parents[2] / "reports" / "numerics" / "h100-subnormal-samples.npz"
+SAMPLES = pathlib.Path(__file__).parents[2] / "reports" / "numerics-h100-f32-subnormal-floor" / "h100-subnormal-samples.npz"
 MEASURED = [c for c in COMBINATIONS if c.id.endswith(("bf16.f32", "tf32.f32"))]
 
 

@@ -92,6 +92,6 @@ CTA_GROUPS = (1, 2)  # .cta_group = { .cta_group::1, .cta_group::2 }
 # commit's mbar `{.shared::cluster}` (9.7.16.12.1); None (no qualifier) is a generic address.
 ALLOC_STATE_SPACES = (None, "shared::cta")
 COMMIT_STATE_SPACES = (None, "shared::cluster")
-ADDRESS_REGISTER_BITS = (32, 64)  # an address register of either width (ptxas accepts both: reports/lint/spellings.json)
+ADDRESS_REGISTER_BITS = (32, 64)  # an address register of either width (ptxas accepts both: reports/ptx-spellings/spellings.json)
 WAITS = ("ld", "st")
 

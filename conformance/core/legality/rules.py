@@ -92,7 +92,7 @@ _RULES = (
     Rule("mma.scale-input-d.ws", f"{_T}.10.9.3-4 syntax",
          "scale-input-d does not exist in the .ws forms", ORACLE,
          "no PTX text writes it: on .ws an immediate after enable-input-d is the zero-column mask "
-         "descriptor, which ptxas accepts as any 64-bit immediate (reports/lint/spellings.json); "
+         "descriptor, which ptxas accepts as any 64-bit immediate (reports/ptx-spellings/spellings.json); "
          "only a program JSON can hold this instruction"),
     Rule("mma.zero-column-mask.form", f"{_T}.10.9.3 syntax",
          "the zero-column mask descriptor operand exists only with .ws", ASSEMBLER),

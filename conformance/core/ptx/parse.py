@@ -531,7 +531,7 @@ def _qualifiers(syntax: QualifierSyntax, tokens: list[str]) -> dict[str, str | l
             raise NotUnderstood(f".{token} is not a qualifier of {syntax.opcode}")
         if slot in syntax.leading and k != syntax.leading.index(slot):
             raise NotUnderstood(f".{token} stands after other qualifiers: ptxas accepts it only right after "
-                                f"{syntax.opcode} (reports/lint/spellings.json)")
+                                f"{syntax.opcode} (reports/ptx-spellings/spellings.json)")
         if slot in syntax.positional:
             slots.setdefault(slot, []).append(token)
         elif slot in slots:

@@ -5,7 +5,7 @@ writes by these tables and the parser (`tcgen05_conformance.core.ptx.parse`) rea
 How the facts were found: by asking the assembler (nvJitLink 13.5, in-process) about every
 order of the qualifiers of a representative form of each instruction (all orders up to seven
 qualifiers, 3,000 sampled beyond) and about alternatives for each operand, for sm_100a, sm_103a
-and sm_90a: `tcgen05-conformance spellings --out reports/lint/spellings.json`
+and sm_90a: `tcgen05-conformance spellings --out reports/ptx-spellings/spellings.json`
 (the findings, with the rejected and crashing spellings); `tests/test_ptx_spelling.py` asks
 ptxas again about a sample. The PTX ISA syntax blocks (9.7.16.7-12, 9.7.15.5, 9.7.14.6.3) list
 one order; ptxas accepts any order of the qualifiers except the constraints below.
@@ -99,7 +99,7 @@ QUALIFIERS: dict[str, QualifierSyntax] = {q.opcode: q for q in (
 
 
 # --- operand forms ------------------------------------------------------------------------
-# Which written forms ptxas accepts for each operand (reports/lint/spellings.json, "operands").
+# Which written forms ptxas accepts for each operand (reports/ptx-spellings/spellings.json, "operands").
 # TMEM addresses: [reg] or [reg+imm] (the immediate may be negative, written [reg+-imm]);
 # "[reg-imm]" is a syntax error, a 64-bit register is refused and "[imm]" is refused by
 # tcgen05.mma / ld / st, while tcgen05.cp and tcgen05.shift crash the assembler (SIGSEGV).
