@@ -30,18 +30,28 @@ def swizzles_for(element_bits: int, transposed: bool) -> list[str]:
 DESCRIPTOR_RANGES = {"anywhere": (200 * 1024, 4096), "compact": (8 * 1024, 1024)}
 
 
-# One strategy object per set of arguments: Hypothesis checks a strategy object the first time it is
-# drawn from, which cost a tenth of a campaign's instruction draws when each draw built its own.
+@functools.lru_cache(maxsize=None)
+def _descriptor_fields(reach: str) -> tuple[st.SearchStrategy[int], st.SearchStrategy[int], st.SearchStrategy[int]]:
+    """The strategies of a descriptor's start address and offsets (in 16-byte units) within
+    `reach`, and of its base offset: built once, not at every draw (see `smem_descriptors`)."""
+    start_limit, offset_limit = DESCRIPTOR_RANGES[reach]
+    return st.integers(0, start_limit // 16), st.integers(0, offset_limit // 16), st.integers(0, 7)
+
+
+# One strategy object per set of arguments, and the strategies it draws from built once: Hypothesis
+# checks a strategy object the first time it is drawn from, which cost a tenth of a campaign's
+# instruction draws when each draw built its own, and even looking a built one up in Hypothesis's
+# cache at every draw cost a few percent of them.
 @functools.lru_cache(maxsize=None)
 @st.composite
 def smem_descriptors(draw, swizzle: str, lbo_absolute: bool = False, variant: str = "tcgen05",
                      reach: str = "anywhere") -> int:
     """A descriptor word with 16-byte aligned addresses and offsets within `reach`."""
-    start_limit, offset_limit = DESCRIPTOR_RANGES[reach]
-    start = draw(st.integers(0, start_limit // 16)) * 16
-    lbo = draw(st.integers(0, offset_limit // 16)) * 16
-    sbo = draw(st.integers(0, offset_limit // 16)) * 16
-    base = 0 if lbo_absolute else draw(st.integers(0, 7))
+    starts, offsets, bases = _descriptor_fields(reach)
+    start = draw(starts) * 16
+    lbo = draw(offsets) * 16
+    sbo = draw(offsets) * 16
+    base = 0 if lbo_absolute else draw(bases)
     return sdesc_codec.encode(
         sdesc_codec.SmemDescriptor(start, lbo, sbo, swizzle, base, lbo_absolute), variant
     )

@@ -3,6 +3,7 @@ the legality model (tcgen05_conformance.core.legality), which the tests check.""
 
 from __future__ import annotations
 
+import functools
 from typing import Callable
 
 from hypothesis import strategies as st
@@ -192,50 +193,88 @@ def tcgen05_shift(cta_group: st.SearchStrategy[int]) -> st.SearchStrategy[Tcgen0
     return st.builds(Tcgen05Shift, cta_group=cta_group, taddr=lanes)
 
 
+SM90_SWIZZLES = ("none", "128B", "64B", "32B")  # the wgmma descriptor's layout types
+
+# The strategies `wgmma` and `mma_sp` draw from, built once rather than at each draw: looking each up
+# in Hypothesis's strategy cache (and building those of list arguments afresh) cost a fifth of a
+# campaign's instruction draws. Drawing from them is drawing from the ones built at each draw.
+_BOOLEANS = st.booleans()
+_BIT = st.integers(0, 1)
+_SIGNS = st.sampled_from((1, -1))
+_SM90_SWIZZLE = st.sampled_from(SM90_SWIZZLES)
+_WGMMA_FAMILIES = st.sampled_from(tuple(hopper.WGMMA_TYPES))
+_METADATA_WORDS = st.integers(0, 2**32 - 1)
+
+
+@functools.lru_cache(maxsize=None)
+def _wgmma_choices(family: str) -> tuple[st.SearchStrategy, ...]:
+    """A wgmma family's types, N, accumulator types and sparsity selectors, as strategies."""
+    fam = hopper.WGMMA_TYPES[family]
+    return (st.sampled_from(fam.types), st.sampled_from(fam.n), st.sampled_from(fam.dtypes),
+            st.sampled_from(hopper.WGMMA_SPARSE_SELECTORS[family]))
+
+
 @st.composite
 def wgmma(draw, target: str = "sm_90a", reach: str = "anywhere", sparse: bool | None = None,
           a_in_registers: bool | None = None) -> WgmmaMma:
     """A legal wgmma.mma_async; `sparse` / `a_in_registers` fix those forms (None: drawn)."""
-    fam_name = draw(st.sampled_from(tuple(hopper.WGMMA_TYPES)))
+    fam_name = draw(_WGMMA_FAMILIES)
     fam = hopper.WGMMA_TYPES[fam_name]
-    sparse = draw(st.booleans()) if sparse is None else sparse
-    atype = draw(st.sampled_from(fam.types))
-    btype = draw(st.sampled_from(fam.types)) if fam.mixed else atype
-    a_regs = draw(st.booleans()) if a_in_registers is None else a_in_registers
+    types, ns, dtypes, selectors = _wgmma_choices(fam_name)
+    sparse = draw(_BOOLEANS) if sparse is None else sparse
+    atype = draw(types)
+    btype = draw(types) if fam.mixed else atype
+    a_regs = draw(_BOOLEANS) if a_in_registers is None else a_in_registers
     return WgmmaMma(
-        n=draw(st.sampled_from(fam.n)), k=fam.k_dense * (2 if sparse else 1),
-        dtype=draw(st.sampled_from(fam.dtypes)), atype=atype, btype=btype, sparse=sparse,
-        a_in_registers=a_regs, satfinite=fam.saturate and draw(st.booleans()),
-        scale_d=draw(st.booleans()),
-        imm_scale_a=draw(st.sampled_from((1, -1))) if fam.negate else 1,
-        imm_scale_b=draw(st.sampled_from((1, -1))) if fam.negate else 1,
-        imm_trans_a=draw(st.integers(0, 1)) if fam.transpose and not a_regs else None,
-        imm_trans_b=draw(st.integers(0, 1)) if fam.transpose else None,
-        sparse_selector=draw(st.sampled_from(hopper.WGMMA_SPARSE_SELECTORS[fam_name])) if sparse else 0,
-        a_desc=0 if a_regs else draw(smem_descriptors(draw(st.sampled_from(SM90_SWIZZLES)), variant="sm90", reach=reach)),
-        b_desc=draw(smem_descriptors(draw(st.sampled_from(SM90_SWIZZLES)), variant="sm90", reach=reach)),
+        n=draw(ns), k=fam.k_dense * (2 if sparse else 1),
+        dtype=draw(dtypes), atype=atype, btype=btype, sparse=sparse,
+        a_in_registers=a_regs, satfinite=fam.saturate and draw(_BOOLEANS),
+        scale_d=draw(_BOOLEANS),
+        imm_scale_a=draw(_SIGNS) if fam.negate else 1,
+        imm_scale_b=draw(_SIGNS) if fam.negate else 1,
+        imm_trans_a=draw(_BIT) if fam.transpose and not a_regs else None,
+        imm_trans_b=draw(_BIT) if fam.transpose else None,
+        sparse_selector=draw(selectors) if sparse else 0,
+        a_desc=0 if a_regs else draw(smem_descriptors(draw(_SM90_SWIZZLE), variant="sm90", reach=reach)),
+        b_desc=draw(smem_descriptors(draw(_SM90_SWIZZLE), variant="sm90", reach=reach)),
     )
 
 
-SM90_SWIZZLES = ("none", "128B", "64B", "32B")  # the wgmma descriptor's layout types
+@functools.lru_cache(maxsize=None)
+def _mma_sp_families(target: str) -> st.SearchStrategy[str]:
+    """The mma.sp shape families `target` has, as a strategy."""
+    t = target_named(target)
+    return st.sampled_from([n for n, s in hopper.MMA_SP_SHAPES.items()
+                            if s.feature != "f8" or t.sm >= hopper.MMA_SP_F8_MIN_SM])
+
+
+@functools.lru_cache(maxsize=None)
+def _mma_sp_choices(family: str) -> tuple[st.SearchStrategy, ...]:
+    """An mma.sp family's types, accumulator types and K, as strategies."""
+    fam = hopper.MMA_SP_SHAPES[family]
+    return st.sampled_from(fam.types), st.sampled_from(fam.dtypes), st.sampled_from(fam.ks)
+
+
+@functools.lru_cache(maxsize=None)
+def _mma_sp_selectors(family: str, k: int, dtype: str) -> st.SearchStrategy[int]:
+    """The sparsity selectors silicon takes for an mma.sp family, K and accumulator type, as a strategy."""
+    return st.sampled_from(hopper.mma_sp_selectors(family, k, dtype, silicon=True))
 
 
 @st.composite
 def mma_sp(draw, target: str) -> MmaSp:
-    t = target_named(target)
-    names = [n for n, s in hopper.MMA_SP_SHAPES.items()
-             if s.feature != "f8" or t.sm >= hopper.MMA_SP_F8_MIN_SM]
-    name = draw(st.sampled_from(names))
+    name = draw(_mma_sp_families(target))
     fam = hopper.MMA_SP_SHAPES[name]
-    atype = draw(st.sampled_from(fam.types))
-    dtype = draw(st.sampled_from(fam.dtypes))
-    k = draw(st.sampled_from(fam.ks))
+    types, dtypes, ks = _mma_sp_choices(name)
+    atype = draw(types)
+    dtype = draw(dtypes)
+    k = draw(ks)
     return MmaSp(
         k=k, dtype=dtype, ctype=dtype, atype=atype,
-        btype=draw(st.sampled_from(fam.types)) if fam.mixed else atype,
-        ordered_metadata=draw(st.booleans()), satfinite=fam.saturate and draw(st.booleans()),
-        sparse_selector=draw(st.sampled_from(hopper.mma_sp_selectors(name, k, dtype, silicon=True))),
-        metadata=draw(st.integers(0, 2**32 - 1)),
+        btype=draw(types) if fam.mixed else atype,
+        ordered_metadata=draw(_BOOLEANS), satfinite=fam.saturate and draw(_BOOLEANS),
+        sparse_selector=draw(_mma_sp_selectors(name, k, dtype)),
+        metadata=draw(_METADATA_WORDS),
     )
 
 

@@ -25,16 +25,18 @@ from tcgen05_conformance.core.layouts.smem import element_bit_addresses, storage
 from tcgen05_conformance.core.program import load
 from tcgen05_conformance.harness.judge import profile_for
 from tcgen05_conformance.campaign import run as tool
+from tcgen05_conformance.campaign import stream
 from tcgen05_conformance.campaign.stream import (
     StreamPrograms, fill_arena, host_draw, returned, stream_group, stream_parameters,
 )
 from tcgen05_conformance.numerics.gpu_checker import checker_kernels_source
 from tcgen05_conformance.harness.stages import Stages
 from tcgen05_conformance.device.check_kernels import host_library
-from tcgen05_conformance.device.hopper_batch import pack
+from tcgen05_conformance.device.hopper_batch import pack, register_layouts
 from tcgen05_conformance.device.kernel_cache import KernelCache
 from tcgen05_conformance.device.ptx.kernels import hopper_form, hopper_kernel
 from tcgen05_conformance.generators import stream_operands as so
+from tcgen05_conformance.generators.hopper_forms import modelled_hopper_forms
 from tcgen05_conformance.generators.operand_images import write_bits
 from tcgen05_conformance.generators.programs import INPUTS, hopper_instructions
 from tcgen05_conformance.generators.sampling import draw_examples, seed_only_draws
@@ -121,6 +123,25 @@ def test_what_the_gpu_draws_is_what_the_oracle_reads_and_the_kernel_packs(instru
             assert np.array_equal(operands.c[i], product.c), op
             if product.columns is not None:
                 assert np.array_equal(operands.columns[i], product.columns), op
+
+
+def test_forms_sharing_a_register_table_each_draw_their_own_registers(monkeypatch):
+    """`register_table` keeps one table per register layout, not per kernel form: of two modelled
+    forms with one layout (the first and last listed: imm-scales, transposes, saturation,
+    selectors apart), the second, drawn from the table the first made, still draws the registers
+    `pack` makes of its own programs; every fifth layout of the modelled forms that has two."""
+    monkeypatch.setattr(stream, "_REGISTER_TABLES", {})
+    by_layout = collections.defaultdict(list)
+    for op in modelled_hopper_forms():
+        by_layout[tuple(register_layouts(op))].append(op)
+    shared = [forms for forms in by_layout.values() if len(forms) > 1][::5]
+    assert len(shared) > 20
+    for forms in shared:
+        for op in (forms[0], forms[-1]):
+            spec, tiles, programs = _programs(op, "discriminating", count=2)
+            registers = host_draw(_group(programs, op, spec, tiles, "discriminating"))[1]
+            assert np.array_equal(registers, pack(programs).registers), op
+    assert len(stream._REGISTER_TABLES) == len(shared)
 
 
 def test_what_is_judged_by_the_instruction_alone_is_what_the_oracle_makes_of_its_programs(instructions):

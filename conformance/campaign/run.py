@@ -351,6 +351,32 @@ def prepare(chunk: int, settings: Settings, cache: KernelCache, stages: Stages) 
              "instructions": -(-len(programs) // settings.data_sets)}, details)
 
 
+def stream_sample(sources: dict[str, StreamPrograms], profiles: dict[str, str], first_tile: np.uint64, every: int
+                  ) -> tuple[dict[str, dict[int, Program]], dict[str, dict[int, np.ndarray]]]:
+    """The sample of a chunk's launch groups (`sources`, by kernel text; `profiles`, each group's
+    judging profile): every program whose place in the chunk (its tile less `first_tile`) is a
+    multiple of `every`, rebuilt on the host and read by the oracle, and the model's D of each,
+    evaluated for the whole chunk at once (one call of the model per key, however many groups
+    share it: the model computes each inner product on its own, so this changes no result). Per
+    group, by position in it: the rebuilt programs, and the model's D of those it evaluated."""
+    rebuilt: dict[str, dict[int, Program]] = {}
+    products, owners = [], []
+    for text, group_source in sources.items():
+        sampled = np.flatnonzero((group_source.tiles - first_tile) % np.uint64(every) == 0).tolist()
+        rebuilt[text] = dict(zip(sampled, group_source.programs(sampled))) if sampled else {}
+        if not sampled:
+            continue
+        for k, product in zip(sampled, matrix_products(list(rebuilt[text].values()), profiles[text])):
+            if isinstance(product, MatrixProduct):
+                products.append(product)
+                owners.append((text, k))
+    sample: dict[str, dict[int, np.ndarray]] = {text: {} for text in sources}
+    for i, d in model_sample(products, 1).items():
+        text, k = owners[i]
+        sample[text][k] = d
+    return rebuilt, sample
+
+
 def prepare_stream(chunk: int, settings: Settings, cache: KernelCache, stages: Stages) -> tuple[dict, list]:
     """`prepare` for data sets drawn on the GPU (`campaign_stream`): the chunk's instructions are
     drawn, each judged by its instruction alone (its judging profile; whether the oracle models it,
@@ -388,18 +414,13 @@ def prepare_stream(chunk: int, settings: Settings, cache: KernelCache, stages: S
                 errors += [error_entry(p, str(err), inputs) for p in source([i]).programs()]
     with stages("assemble"):
         cubins = {text: cache.get(text, TARGET) for text in texts}
+    sources = {text: source(members) for text, members in texts.items()}
+    with stages("model"):
+        rebuilt, sample = stream_sample(sources, {text: profiles[members[0]] for text, members in texts.items()},
+                                        tiles[0], settings.cross_check_every)
     groups, details = [], []
     for text, members in texts.items():
-        group_source = source(members)
-        profile = profiles[members[0]]
-        with stages("model"):
-            positions = group_source.tiles - tiles[0]  # each program's place in the chunk
-            sampled = [k for k, position in enumerate(positions.tolist()) if position % settings.cross_check_every == 0]
-            rebuilt = dict(zip(sampled, group_source.programs(sampled)))
-            products: list = [None] * len(group_source)
-            for k, product in zip(sampled, matrix_products(list(rebuilt.values()), profile)):
-                products[k] = product if isinstance(product, MatrixProduct) else None
-            sample = model_sample(products, 1)
+        group_source, profile = sources[text], profiles[members[0]]
         op, skeleton = ops[members[0]], skeletons[members[0]]
         labels = (form_of(skeleton), input_formats(skeleton), op.dtype, profile)
         with stages("pack"):
@@ -408,8 +429,8 @@ def prepare_stream(chunk: int, settings: Settings, cache: KernelCache, stages: S
             except ValueError as err:  # e.g. a profile with no datapath for the group's formats
                 errors += [error_entry(p, str(err), inputs) for p in group_source.programs()]
                 continue
-            group = stream_group(text, cubins[text], hopper_form(skeleton), group_source, parameters, sample, rebuilt,
-                                 labels)
+            group = stream_group(text, cubins[text], hopper_form(skeleton), group_source, parameters, sample[text],
+                                 rebuilt[text], labels)
         groups.append(group)
         details.append((group_source, None))
     with stages("pack"):

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from functools import cache
 
 import numpy as np
 
@@ -32,7 +31,9 @@ from tcgen05_conformance.core.program import Program
 from tcgen05_conformance.campaign.checker import Operands, word_table
 from tcgen05_conformance.numerics.gpu_checker import THREADS, grid_for
 from tcgen05_conformance.device.check_kernels import JOB_KERNELS
-from tcgen05_conformance.device.hopper_batch import control_records, pack, pack_d, register_bytes, unpack_d
+from tcgen05_conformance.device.hopper_batch import (
+    control_records, pack, pack_d, register_bytes, register_layouts, unpack_d,
+)
 from tcgen05_conformance.device.ptx.kernels import HopperForm
 from tcgen05_conformance.generators import stream_operands as so
 from tcgen05_conformance.generators.stream_data_sets import Metadata, stream_layout, stream_programs
@@ -167,15 +168,24 @@ class StreamGroup:
         return self.offsets[2] + (-(-p * m * k // 4) if self.metadata is not None else 0)
 
 
-@cache
 def register_table(form: HopperForm) -> np.ndarray:
     """The stream table of a form's register words (int32 [threads * words_in, 4]): each byte of
-    an element of a register operand from its stream code; the metadata word and unused bytes zero."""
-    table = np.full(form.threads * form.words_in * 4, so.ZERO, np.int32)
-    for name, where, rows, cols, byte in register_bytes(form):
-        table[where] = so.entries(REGISTER_OPS[name], rows, cols, byte)
-    table.setflags(write=False)
-    return table.reshape(-1, 4)
+    an element of a register operand from its stream code; the metadata word and unused bytes zero.
+    Kept per register layout (the threads, the words each loads, and each register operand's
+    fragment and element size), which far fewer forms than there are share: the imm-scales,
+    transposes, saturation and descriptors of a form leave it as it is."""
+    key = (form.threads, form.words_in, tuple(register_layouts(form.op)))
+    table = _REGISTER_TABLES.get(key)
+    if table is None:
+        table = np.full(form.threads * form.words_in * 4, so.ZERO, np.int32)
+        for name, where, rows, cols, byte in register_bytes(form):
+            table[where] = so.entries(REGISTER_OPS[name], rows, cols, byte)
+        table.setflags(write=False)
+        table = _REGISTER_TABLES[key] = table.reshape(-1, 4)
+    return table
+
+
+_REGISTER_TABLES: dict[tuple, np.ndarray] = {}  # register_table's, by register layout
 
 
 def operand_masks(ops: list[WgmmaMma | MmaSp]) -> np.ndarray:
