@@ -24,8 +24,8 @@ def test_a_run_that_exits_0_for_a_misbehaving_plugin_is_wrong(tmp_path):
     script = {"factory": "ok", "observe": "none", "reason": "none", "role": "backend", "isolated": False, "examples": 1}
 
     def lenient(argv):  # a harness that trusts the plugin: its answer ignored, every case passed
-        out = argv[argv.index("--report-dir") + 1]
-        assert main([*argv[:argv.index("--backend")], "--backend", "oracle", "--report-dir", out]) == 0
+        out = argv[argv.index("--out") + 1]
+        assert main([*argv[:argv.index("--backend")], "--backend", "oracle", "--out", out]) == 0
         summary = json.loads(open(f"{out}/summary.json").read())
         summary["backends"][plugins.AGENT] = summary["backends"]["oracle"]
         open(f"{out}/summary.json", "w").write(json.dumps(summary))

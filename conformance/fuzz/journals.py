@@ -15,13 +15,13 @@ from tcgen05_conformance.fuzz.command_calls import Main, Wrong, call, refusal, s
 from tcgen05_conformance.fuzz.json_damage import damage_file, damages
 
 ACCEPTED, REFUSED = "accepted", "refused"
-RUN = ["run", "--examples", "3", "--seed", "2", "--backend", "oracle"]
+RUN = ["run", "--count", "3", "--seed", "2", "--backend", "oracle"]
 
 
 def make_journal(main: Main, into: Path) -> Path:
     """The journal of a small run that passed."""
     journal = into / "journal.jsonl"
-    called = call(main, [*RUN, "--journal", str(journal), "--report-dir", str(into / "base")])
+    called = call(main, [*RUN, "--journal", str(journal), "--out", str(into / "base")])
     if called.status != 0:
         raise RuntimeError(f"the base run exited {called.status}: {called.err.strip()[-300:]}")
     return journal
@@ -40,7 +40,7 @@ def journal_outcome(main: Main, base: Path, damage: tuple, work: Path) -> tuple[
     shutil.copyfile(base, journal)
     damage_file(journal, damage, lines=True)
     out = work / "out"
-    called = call(main, [*RUN, "--journal", str(journal), "--report-dir", str(out)])
+    called = call(main, [*RUN, "--journal", str(journal), "--out", str(out)])
     if called.status == 2:
         return REFUSED, refusal(called)
     if called.status != 0:

@@ -56,7 +56,7 @@ def plugin_outcome(main: Main, script: dict, work: Path) -> tuple[str, str]:
     isolated = script["isolated"] or "os_exit" in (script["factory"], script["observe"])  # in process it ends the fuzzer
     roles = ["--backend", AGENT, "--reference", REFERENCE] if script["role"] == "backend" else ["--backend", REFERENCE,
                                                                                                  "--reference", AGENT]
-    argv = ["run", "--examples", str(script["examples"]), "--report-dir", str(out), *roles, *([] if isolated else ["--in-process"])]
+    argv = ["run", "--count", str(script["examples"]), "--out", str(out), *roles, *([] if isolated else ["--in-process"])]
     os.environ[SCRIPT_ENV] = json.dumps(script)
     try:
         called = call(main, argv)

@@ -24,8 +24,8 @@ def make_shards(main: Main, into: Path, examples: int = 3, seed: int = 1) -> lis
     """The report folders of the two shards of a small run (the oracle as backend and reference)."""
     folders = [into / f"shard{i}" for i in (1, 2)]
     for i, folder in enumerate(folders, 1):
-        called = call(main, ["run", "--examples", str(examples), "--seed", str(seed), "--backend", "oracle",
-                             "--shard", f"{i}/2", "--report-dir", str(folder)])
+        called = call(main, ["run", "--count", str(examples), "--seed", str(seed), "--backend", "oracle",
+                             "--shard", f"{i}/2", "--out", str(folder)])
         if called.status != 0:
             raise RuntimeError(f"shard {i}/2 of the base run exited {called.status}: {called.err.strip()[-300:]}")
     return folders
