@@ -160,7 +160,7 @@ def disagreements(summary: dict, dom: str) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     top = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    top.add_argument("report_dir", type=Path, help="a run's --report-dir (holds report.html and summary.json)")
+    top.add_argument("report_dir", type=Path, help="a run's --out folder (holds report.html and summary.json)")
     top.add_argument("--png", type=Path, help="where to save the screenshot (default: REPORT_DIR/report.png)")
     top.add_argument("--window", default=f"{WINDOW[0]}x{WINDOW[1]}", help="WIDTHxHEIGHT of the page's visible top")
     args = top.parse_args(argv)
