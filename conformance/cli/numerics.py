@@ -270,7 +270,8 @@ def add_agree(sub) -> None:
         "agree", help="where a numeric model or simulator agrees with a profile (discriminating vectors) and with "
                       "silicon (recorded vectors), per format",
         description="Send N discriminating vectors per (input, accumulator) pair the backend runs (every family of "
-                    "generators/numeric_vectors.py, K the backend's) and compare its results with the profile's; replay "
+                    "generators/numeric_vectors.py, K the backend's), per block scaling it runs (with discriminating "
+                    "scales) and per mixed input pair, and compare its results with the profile's; replay "
                     "every recorded file under each --recorded folder through it and compare with the recorded silicon. "
                     "A backend is any numerics infer takes that evaluates (a simulator over the line protocol, say: "
                     "examples/numeric_simulators/). Exit status 1 when anything differs.",
@@ -319,7 +320,9 @@ def cmd_agree(args: argparse.Namespace) -> int:
     write_report(args, report)
     if args.json:
         return EXIT_OK if report["mismatches"] == 0 else EXIT_FAILED
-    rows = [[f"{p['input']} -> {p['accumulator']}", f"discriminating (K = {p['k']}) vs {args.profile}",
+    rows = [[f"{p['input']}{' x ' + p['b_input'] if 'b_input' in p else ''} -> {p['accumulator']}"
+             + (f" ({p['kind']}, {p['scale_fmt']} block{p['block']})" if "kind" in p else ""),
+             f"discriminating (K = {p['k']}) vs {args.profile}",
              p.get("skipped") or f"{p['mismatches']} of {p['vectors']}",
              ", ".join(f"{f} {n}" for f, n in p.get("mismatches_per_family", {}).items())] for p in report["discriminating"]]
     rows += [[f"{r['input']} -> {r['accumulator']}" if "input" in r else "", f"recorded {r['file']}",

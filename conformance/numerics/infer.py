@@ -45,7 +45,7 @@ from tcgen05_conformance.numerics.sources import Scaling, SimulatorSource, Vecto
 from tcgen05_conformance.oracles.numerics import inner_product
 from tcgen05_conformance.oracles.numerics.model import datapath_of
 from tcgen05_conformance.oracles.numerics.convert import NotRepresentable, from_binary32
-from tcgen05_conformance.generators.numeric_vectors import FAMILIES, mix
+from tcgen05_conformance.generators.numeric_vectors import FAMILIES, draw_scales, mix
 from tcgen05_conformance.oracles.numerics.profiles import PARAMETERS, Datapath, Profile
 
 STRUCTURE = "structure"  # (k_step, split_ways, split_stride), searched together
@@ -1609,7 +1609,9 @@ def agreement(source: VectorSource, profile: str, recorded: Sequence[str], vecto
     """How a source (a third-party model, say) agrees with a profile and with silicon: per
     (input, accumulator) pair it runs, `vectors` discriminating vectors (every family of
     `tcgen05_conformance.generators.numeric_vectors`, K the source's) against the profile's results, with the
-    mismatches per family; and every recorded file under `recorded` replayed through it."""
+    mismatches per family; the same for every block scaling (with discriminating scales,
+    `draw_scales`, against the profile's datapath of the scaling's kind) and every mixed pair it
+    runs; and every recorded file under `recorded` replayed through it."""
     from tcgen05_conformance.oracles.numerics.profiles import get_profile
 
     wanted = set(formats) if formats is not None else None
@@ -1631,9 +1633,54 @@ def agreement(source: VectorSource, profile: str, recorded: Sequence[str], vecto
                       "mismatches_per_family": {FAMILIES[f]: int(n) for f, n in enumerate(np.bincount(labels[bad],
                                                                                                  minlength=len(FAMILIES))) if n},
                       **_refusals(refused)})
+    pairs += _scaled_and_mixed_agreement(source, get_profile(profile), vectors, seed, wanted)
     replays = [r for folder in recorded for r in replay_recorded(source, folder) if wanted is None or r.get("input") in wanted]
     return {"source": dict(source.provenance()), "profile": profile, "seed": seed, "discriminating": pairs, "recorded": replays,
             "mismatches": sum(p.get("mismatches", 0) for p in pairs) + sum(r.get("mismatches", 0) for r in replays)}
+
+
+def _scaled_and_mixed_agreement(source: VectorSource, profile: Profile, vectors: int, seed: int,
+                                wanted: set | None) -> list[dict]:
+    """`agreement`'s entries for the source's block scalings and mixed input pairs."""
+    out = []
+    for i, (in_fmt, acc) in enumerate(source.pairs()):
+        if acc != "f32" or (wanted is not None and in_fmt not in wanted):
+            continue
+        for j, scaling in enumerate(source.scalings(in_fmt)):
+            rng = np.random.default_rng([seed, i, j, 1])
+            a, b, c, labels = mix(in_fmt, acc, scaling.k, vectors, rng)
+            sa, sb = draw_scales(scaling.scale_fmt, vectors, scaling.k // scaling.block, rng)
+            order = rng.permutation(vectors)
+            sa, sb = sa[order], sb[order]
+            kind = scaled_kinds(scaling)[0]
+            entry = {"input": in_fmt, "accumulator": acc, "k": scaling.k, "kind": kind, "scale_fmt": scaling.scale_fmt,
+                     "block": scaling.block}
+            try:
+                want = _unsigned(inner_product(a, b, c, in_fmt, acc, profile, a_scale=sa, b_scale=sb,
+                                               scale_fmt=scaling.scale_fmt, kind=kind))
+            except ValueError as e:
+                out.append({**entry, "skipped": str(e)})
+                continue
+            got = _unsigned(source.evaluate(in_fmt, acc, a, b, c, a_scale=sa, b_scale=sb, scale_fmt=scaling.scale_fmt))
+            out.append({**entry, **_mismatches(got != want, labels)})
+    for a_fmt, b_fmt, acc in mixed_pairs_of(source):
+        if wanted is not None and a_fmt not in wanted and b_fmt not in wanted:
+            continue
+        k = source.k(a_fmt, acc)
+        a, b, c, labels = mix((a_fmt, b_fmt), acc, k, vectors, np.random.default_rng([seed, 2, len(out)]))
+        entry = {"input": a_fmt, "b_input": b_fmt, "accumulator": acc, "k": k}
+        try:
+            want = _unsigned(inner_product(a, b, c, (a_fmt, b_fmt), acc, profile))
+        except ValueError as e:
+            out.append({**entry, "skipped": str(e)})
+            continue
+        out.append({**entry, **_mismatches(_unsigned(source.evaluate_mixed(a_fmt, b_fmt, acc, a, b, c)) != want, labels)})
+    return out
+
+
+def _mismatches(bad: np.ndarray, labels: np.ndarray) -> dict:
+    return {"vectors": int(len(bad)), "mismatches": int(bad.sum()),
+            "mismatches_per_family": {FAMILIES[f]: int(n) for f, n in enumerate(np.bincount(labels[bad], minlength=len(FAMILIES))) if n}}
 
 
 def compare_profiles(inferred: Profile, reference: Profile) -> list[dict]:

@@ -213,3 +213,41 @@ def test_block_group_must_divide_the_step():
                  group_precision=None, group_rounding="rz", c_entry="first_group", final_rounding="rne",
                  subnormal_inputs=True, subnormal_outputs=True, zero_sign="positive", block_group=16,
                  provenance={p: "t" for p in PARAMETERS})
+
+
+def test_agree_carries_block_scales_and_finds_the_per_product_reading_wrong():
+    """`numerics agree` sends scaled vectors of every scaling the source runs: the model under
+    sm_100a agrees with sm_100a on them, and differs from sm_100a.mma_sync (each product scaled in
+    the mma.sync groups) on kind::mxf4 and kind::mxf8f6f4."""
+    from tcgen05_conformance.numerics.infer import agreement
+    from tcgen05_conformance.numerics.sources import ModelSource
+
+    same = agreement(ModelSource("sm_100a"), "sm_100a", [], 300, 5, formats=["e2m1"])
+    scaled = [p for p in same["discriminating"] if "kind" in p]
+    assert {(p["kind"], p["scale_fmt"], p["block"]) for p in scaled} == {
+        ("mxf8f6f4", "ue8m0", 32), ("mxf4", "ue8m0", 32), ("mxf4nvf4", "ue8m0", 16), ("mxf4nvf4", "ue4m3", 16)}
+    assert same["mismatches"] == 0
+    other = agreement(ModelSource("sm_100a"), "sm_100a.mma_sync", [], 300, 5, formats=["e2m1"])
+    assert all(p["mismatches"] > 0 for p in other["discriminating"] if "kind" in p)
+
+
+def test_infer_finds_the_grouped_reading_and_none_for_an_unknown_one():
+    """`numerics infer`'s block-scale search: from the model under sm_100a it finds MMA-Sim's
+    kind::mxf4 reading alone (sub-sums of 16, F = 35, floor 2^-174); a source summing sub-sums of 4
+    (no reading infer searches) leaves nothing, which infer_profile reports as an error (exit
+    status 1, an ERROR line)."""
+    import dataclasses
+
+    from tcgen05_conformance.numerics import infer as ni
+    from tcgen05_conformance.numerics.sources import ModelSource, Scaling
+
+    base = PROFILES["sm_100a"]
+    unscaled = base.datapath("e2m1", "f32")
+    scaling = Scaling("ue8m0", 32, 64)
+    fits, evidence = ni.infer_block_scaling(ModelSource("sm_100a"), unscaled, "e2m1", "f32", scaling, 256, 3)
+    assert [(d.block_group, d.align_frac_bits, d.align_floor) for d in fits] == [(16, 35, -174)]
+    assert evidence["each_product_scaled_mismatches"] > 0
+    odd = dataclasses.replace(base.scaled_datapaths[("mxf4", "e2m1", "f32")], block_group=4)
+    source = ModelSource(dataclasses.replace(base, name="odd", scaled_datapaths={("mxf4", "e2m1", "f32"): odd}))
+    fits, evidence = ni.infer_block_scaling(source, unscaled, "e2m1", "f32", scaling, 256, 3)
+    assert fits == [] and evidence["reading"] == "none"
