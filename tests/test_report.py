@@ -108,12 +108,13 @@ def test_each_option_family_partitions_a_kinds_cases(programs, family):
 
 @pytest.fixture(scope="module")
 def failing_run(tmp_path_factory):
-    """A 20-case run (the first 20 Table 39 classes: 14 f16, 6 tf32) on the oracle and on a backend
-    that flips bit 22 of the first D word of every tf32 MMA."""
+    """A 26-case run (each family first: the 14 f16 classes among data movement, wgmma and mma.sp,
+    then the first 6 tf32 classes) on the oracle and on a backend that flips bit 22 of the first D
+    word of every tf32 MMA."""
     out = tmp_path_factory.mktemp("failing-run")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PERTURBED_KINDS", "tf32")
-        status = main(["run", "--backend", PERTURBED, "--backend", "oracle", "--count", "20", "--out", str(out)])
+        status = main(["run", "--backend", PERTURBED, "--backend", "oracle", "--count", "26", "--out", str(out)])
     return status, out, json.loads((out / "summary.json").read_text())
 
 
@@ -131,8 +132,8 @@ def test_a_failing_backend_fails_the_run_and_its_cases_carry_the_decoded_diff(fa
     assert status == 1
     tf32 = [c.id for c in mma.SHAPE_CLASSES[:20] if c.kind == "tf32"]
     assert sorted(f["label"] for f in s["failures"]) == sorted(tf32) and len(tf32) == 6
-    assert s["backends"][PERTURBED]["failed"] == 6 and s["backends"]["oracle"]["passed"] == 20
-    assert s["totals"] == {"ran": 40, "passed": 34, "failed": 6, "errors": 0, "skipped": 0}
+    assert s["backends"][PERTURBED]["failed"] == 6 and s["backends"]["oracle"]["passed"] == 26
+    assert s["totals"] == {"ran": 52, "passed": 46, "failed": 6, "errors": 0, "skipped": 0}
     for f in s["failures"]:
         want = _expected_first_mismatch(out / "cases" / f"{f['case_id']}.json")
         [m] = f["diff"]["first"]
