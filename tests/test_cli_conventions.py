@@ -3,6 +3,7 @@ kept as deprecated aliases, last lines that say why the exit status is not 0, re
 by all, and shell completion generated from the parsers."""
 
 import argparse
+import json
 import os
 import subprocess
 
@@ -81,6 +82,16 @@ def test_json_alone_is_the_switch_that_prints_json(argv, capsys):
     args = parser().parse_args(argv)
     assert args.json is True and args.out is None
     assert capsys.readouterr().err == ""
+
+
+def test_json_prints_the_report_on_stdout_and_out_writes_it_to_a_file(tmp_path, capsys):
+    argv = ["numerics", "agree", "--backend", "oracle", "--profile", "exact", "--count", "2", "--formats", "f16"]
+    assert main([*argv, "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)  # the report alone, no table
+    assert printed["profile"] == "exact" and printed["mismatches"] == 0
+    report = tmp_path / "agree.json"
+    assert main([*argv, "--out", str(report)]) == 0
+    assert "| pair " in capsys.readouterr().out and json.loads(report.read_text())["discriminating"] == printed["discriminating"]
 
 
 def test_a_command_whose_report_is_its_product_refuses_to_start_without_out(capsys):

@@ -120,9 +120,12 @@ def test_merge_require_coverage_judges_the_whole_run(tmp_path, capsys):
     for i, folder in enumerate(shards, 1):
         assert main([*run, "--shard", f"{i}/2", "--out", folder]) == 0
     assert main(["report", "merge", *shards, "--out", str(tmp_path / "merged")]) == 0
-    assert main(["report", "merge", *shards, "--out", str(tmp_path / "required"), "--require-coverage"]) == 4
-    assert _summary(tmp_path / "required")["value_coverage"]["missed"]
     capsys.readouterr()
+    assert main(["report", "merge", *shards, "--out", str(tmp_path / "required"), "--require-coverage"]) == 4
+    missed = _summary(tmp_path / "required")["value_coverage"]["missed"]
+    assert missed  # and the last line says why the status is 4
+    assert capsys.readouterr().out.strip().splitlines()[-1] == (f"exit status 4: --require-coverage, and {len(missed)} "
+                                                                "reachable value coverpoints were missed")
     assert main([*run, "--shard", "1/2", "--require-coverage", "--out", str(tmp_path / "refused")]) == 2
     assert "--require-coverage goes with a whole run" in capsys.readouterr().err
 
