@@ -144,7 +144,7 @@ def mmasim_version() -> str:
         return "not installed"
 
 
-def _operand(torch, codes: np.ndarray, fmt: str, kind: str):
+def operand_tensor(torch, codes: np.ndarray, fmt: str, kind: str):
     """Raw codes as the tensor MMA-Sim reads (its nv_ptx/isa_common.py dtypes, arithmetic/helper.py
     decoding): binary32 containers for tf32, bit-views for f16/bf16/fp8/f32, raw bytes for fp6
     (bits 5:0); fp4 in bits 5:2 of a byte for f8f6f4/mxf8f6f4, and two per byte, element 2i in the
@@ -187,8 +187,8 @@ def mmasim_answers(combo: Combination, v: Vectors) -> np.ndarray:
     out = np.empty(len(v.c), np.uint32)
     for lo in range(0, len(v.c), _CHUNK):
         hi = min(lo + _CHUNK, len(v.c))
-        args = [_operand(torch, v.a[lo:hi], combo.a, combo.kind), _operand(torch, v.b[lo:hi], combo.b, combo.kind),
-                _operand(torch, v.c[lo:hi], combo.acc, combo.kind)]
+        args = [operand_tensor(torch, v.a[lo:hi], combo.a, combo.kind), operand_tensor(torch, v.b[lo:hi], combo.b, combo.kind),
+                operand_tensor(torch, v.c[lo:hi], combo.acc, combo.kind)]
         if combo.scale_fmt:
             args += [_scale(torch, v.a_scale[lo:hi], combo.scale_fmt, combo.kind),
                      _scale(torch, v.b_scale[lo:hi], combo.scale_fmt, combo.kind)]
