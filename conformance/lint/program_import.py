@@ -7,7 +7,9 @@ commit) are checked and left out; the program keeps tcgen05.mma, .cp, .shift, .l
 order. Its TMEM columns are the alloc's nCols (512 without one); TMEM addresses are taken as
 relative to the allocation (a constant address in a kernel is one an allocation returning
 column 0 gives); Tensor Memory and all of shared memory start zeroed (the oracle refuses to
-read shared memory a program does not initialise).
+read shared memory a program does not initialise). A sequence longer than a program may be
+(`MAX_OPS`), or undefined as imported (a sparse MMA whose metadata the kernel would have written
+first), is refused with the reason: `import` writes only programs `replay` accepts.
 """
 
 from __future__ import annotations
@@ -24,8 +26,8 @@ from tcgen05_conformance.core.instructions import (
     family,
 )
 from tcgen05_conformance.core.isa.targets import TARGETS
-from tcgen05_conformance.core.legality import check
-from tcgen05_conformance.core.program import SMEM_BYTES, Program, SmemSegment
+from tcgen05_conformance.core.legality import check, undefined_behaviour
+from tcgen05_conformance.core.program import MAX_OPS, SMEM_BYTES, Program, SmemSegment
 from tcgen05_conformance.core.ptx.parse import read_ptx, statements
 from tcgen05_conformance.lint.verdicts import module_target
 
@@ -67,8 +69,35 @@ def import_ptx(text: str, name: str, arch: str | None = None, label: str | None 
             ops.append(p.instruction)
     if not ops:
         raise PtxImportError(f"{name}: no tcgen05.mma, .cp, .shift, .ld or .st to run")
+    if len(ops) > MAX_OPS:
+        raise PtxImportError(f"{name}: {len(ops)} operations to run; a program issues at most {MAX_OPS}, and Tensor Memory "
+                             "does not carry from one program to the next, so the sequence cannot be split: import a "
+                             "shorter one")
     ctas = max(getattr(op, "cta_group", 1) for op in ops)
     zeros = bytes(SMEM_BYTES)
-    return Program(target=target, ops=tuple(ops), ctas=ctas, tmem_columns=columns,
-                   smem=tuple(SmemSegment(0, zeros, cta) for cta in range(ctas)),
-                   label=label if label is not None else f"imported from {name}")
+    program = Program(target=target, ops=tuple(ops), ctas=ctas, tmem_columns=columns,
+                      smem=tuple(SmemSegment(0, zeros, cta) for cta in range(ctas)),
+                      label=label if label is not None else f"imported from {name}")
+    _refuse_undefined(program, name)
+    return program
+
+
+def _refuse_undefined(program: Program, name: str) -> None:
+    """PtxImportError when the program, as imported, is undefined (a sparse MMA reading the
+    zeroed Tensor Memory as its metadata, say): `replay` would refuse it, and the kernel's own
+    initialisation, which would make it defined, is not in the sequence's text."""
+    from tcgen05_conformance.core.state import NotModelled, UndefinedBehaviour
+    from tcgen05_conformance.oracles.execute import run
+
+    found = undefined_behaviour(program)
+    why = str(found[0]) if found else None
+    if why is None:
+        try:
+            run(program)
+        except UndefinedBehaviour as e:
+            why = str(e)
+        except NotModelled:
+            return
+    if why is not None:
+        raise PtxImportError(f"{name}: undefined as imported ({why}); Tensor Memory and shared memory start zeroed here, "
+                             "and what the kernel writes into them before the sequence is not in its text")
