@@ -3,7 +3,8 @@ through the same descriptor gathering as tcgen05 (9.7.15.5.1.2 shares the canoni
 sm_90 descriptor layout is assumption A-WGMMA-DESC).
 
 The accumulator C comes from the program's matrix "c" (zero when the program has none); with
-the scale-d predicate false, D = A x B and C is not read. A in registers comes from the matrix
+the scale-d predicate false, D = A x B and C is not read: the products' sum plus -0, which keeps an
+exact sum of -0 products -0 (A-NO-ACCUMULATOR). A in registers comes from the matrix
 "a" (64 x K). Sparse wgmma (.sp) reads the compressed A (64 x K/2) from shared memory and each
 thread's metadata word from the matrix "e" (128 x 1); sparse A in registers is not modelled yet.
 
@@ -23,6 +24,7 @@ from tcgen05_conformance.core.isa.fragments import WGMMA_METADATA, Fragment, mma
 from tcgen05_conformance.core.layouts.smem import storage_for
 from tcgen05_conformance.core.legality import check
 from tcgen05_conformance.core.memo import frozen, memo
+from tcgen05_conformance.oracles.mma import NO_ACCUMULATOR
 from tcgen05_conformance.oracles.numerics.matmul import MatrixProduct
 from tcgen05_conformance.oracles.numerics.profiles import for_instruction
 from tcgen05_conformance.core.layouts.operands import gather
@@ -147,7 +149,9 @@ def wgmma(state: OracleState, op: WgmmaMma, profile: str) -> MatrixProduct:
     a = scaled(a, op.atype, op.imm_scale_a)
     b = scaled(from_smem(op.b_desc, op.btype, op.n, op.imm_trans_b, op.k), op.btype, op.imm_scale_b)
     c = _matrix(state, "c", (isa.WGMMA_M, op.n))
-    if c is None or not op.scale_d:  # scale-d false: D = A x B (9.7.15.5.2), as adding +0
+    if not op.scale_d:  # D = A x B (9.7.15.5.2): adding -0, IEEE addition's identity, as tcgen05 (A-NO-ACCUMULATOR)
+        c = np.full((isa.WGMMA_M, op.n), NO_ACCUMULATOR[op.dtype], dtype=np.uint32)
+    elif c is None:
         c = np.zeros((isa.WGMMA_M, op.n), dtype=np.uint32)
     saturate = op.satfinite if op.dtype == "s32" else None
     if not op.sparse:

@@ -355,3 +355,20 @@ def test_mma_sp_oracle_is_a_sparse_product_computed_independently():
         want = np.array([[(a[r] * b[n, columns[r]]).sum() + c[r, n] for n in range(8)] for r in range(16)])
         got = run(p).hopper_d.view(np.float32).astype(np.float64)
         np.testing.assert_array_equal(got, want)
+
+
+def test_scale_d_false_is_a_times_b_with_its_zero_sign():
+    """A-NO-ACCUMULATOR: with scale-d false, D = A x B (9.7.15.5.2). Under `exact`, a row of -0
+    products (A = -0 through imm-scale-a = -1, B = +0) sums to -0, as the IEEE sum of the products
+    alone; with scale-d true and C = +0 it is +0. The hardware profile gives +0 either way (every zero
+    result +0, measured on H100)."""
+    p = next(q for q in EXACT if q.ops[0].dtype == "f32" and q.ops[0].atype in ("f16", "bf16") and not q.ops[0].a_in_registers)
+    op = p.ops[0]
+    zeros = tuple(dataclasses.replace(s, data=bytes(len(s.data))) for s in p.smem)
+    zero_c = tuple(MatrixImage("c", 64, op.n, bytes(4 * 64 * op.n)) if m.name == "c" else m for m in p.matrices)
+    negated = dataclasses.replace(op, imm_scale_a=-1)
+    no_acc = dataclasses.replace(p, smem=zeros, matrices=zero_c, ops=(dataclasses.replace(negated, scale_d=False),))
+    with_c = dataclasses.replace(no_acc, ops=(dataclasses.replace(negated, scale_d=True),))
+    assert set(run(no_acc, "exact").hopper_d.ravel().tolist()) == {0x80000000}
+    assert set(run(with_c, "exact").hopper_d.ravel().tolist()) == {0}
+    assert set(run(no_acc, "sm_90a").hopper_d.ravel().tolist()) == {0}
