@@ -482,7 +482,7 @@ def test_numerics_fit_over_recorded_vectors(capsys):
     assert main(["numerics", "fit", str(DATA / "B200" / "fp16"), "--profile", "sm_100a", "--json"]) == 0
     sweeps = json.loads(capsys.readouterr().out)["sweeps"]
     assert [(s["gpu"], s["format"], s["vectors"]) for s in sweeps] == [("B200", "fp16", 2500)] * 2
-    assert all(s["mismatches"]["profile"] == 0 and s["profile"] == "sm_100a" for s in sweeps)
+    assert all(s["mismatches"]["profile"] == 0 and s["profile"] == "sm_100a.mma_sync" for s in sweeps)  # the recordings are mma.sync
     f32 = next(s for s in sweeps if s["output"] != "fp16")["mismatches"]
     # docs/numerics.md: 24 and 26 alignment bits both mismatch on every f32-output file, so do RNE
     # groups, c added after the group and groups of 8 (the recordings have K = 16)
@@ -514,4 +514,4 @@ def test_catch_rates_and_probes(capsys):
     probes = json.loads(capsys.readouterr().out)["probes"]
     f16_rz = next(p for p in probes if p["name"] == "f16-rz")["predictions"]
     # 1 + 2^-24 + 2^-25: truncation keeps 1.0, round-to-nearest gives the next binary32 up (docs/numerics.md)
-    assert (f16_rz["recorded"], f16_rz["recorded-rne"]) == ("0x3f800000", "0x3f800001")
+    assert (f16_rz["tcgen05"], f16_rz["recorded-rne"]) == ("0x3f800000", "0x3f800001")
