@@ -215,6 +215,12 @@ def _results_edited(folders, shard: str, backend: str, status: str) -> str:
     return json.dumps(results)
 
 
+def _results_detail_null(folders, shard: str) -> str:
+    results = json.loads((folders[shard] / "results.json").read_text())
+    results["oracle"][0]["detail"] = None
+    return json.dumps(results)
+
+
 def _summary_with_backend(folders, shard: str, backend: str, **changes) -> str:
     summary = _summary(folders[shard])
     summary["backends"][backend].update(changes)
@@ -251,6 +257,10 @@ FORGED = {
     "examples 10**6 for 40 cases": (lambda f, t: [_forged(f, t / str(k), s, "summary.json", _summary_with(f, s, examples=10**6))
                                                   for k, s in enumerate(("1/3", "2/3", "3/3"))],
                                     "not the 1,000,000 (and up to 200 value programs) of a run of --count 1,000,000"),
+    "value coverage as a list": (lambda f, t: _forged(f, t, "2/3", "summary.json", _summary_with(f, "2/3", value_coverage=[1])),
+                                 "has no value coverage"),
+    "a detail that is null": (lambda f, t: _forged(f, t, "3/3", "results.json", _results_detail_null(f, "3/3")),
+                              "the results of \"oracle\" are not a list of case results"),
     "a shard 0/3": (lambda f, t: _forged(f, t, "1/3", "summary.json", _summary_with(f, "1/3", shard="0/3")),
                     'shard "0/3" is not I/N'),
     "nested 100000 deep": (lambda f, t: _forged(f, t, "1/3", "summary.json", "[" * 100_000 + "]" * 100_000),

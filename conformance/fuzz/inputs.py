@@ -32,6 +32,7 @@ from hypothesis import strategies as st
 
 from tcgen05_conformance.core import program as program_model
 from tcgen05_conformance.core.legality import check
+from tcgen05_conformance.core.inputs import printable
 from tcgen05_conformance.core.program import ProgramError
 from tcgen05_conformance.fuzz.command_calls import Wrong
 from tcgen05_conformance.harness import runner
@@ -188,6 +189,7 @@ def count_outcomes(strategy: st.SearchStrategy, handle: Callable, examples: int,
         counts[outcome] += 1
         if outcome in (TRACEBACK, HANG, WRONG) and len(failures) < 50:
             failures.append({"outcome": outcome, "detail": detail[:500], "input": repr(value)[:2000]})
+            print(f"  {outcome}: {printable(detail)[:300]} <- {printable(repr(value))[:300]}", file=log, flush=True)
         total = sum(counts.values())
         if total % 500 == 0:
             print(f"  {total} inputs: {counts}", file=log, flush=True)

@@ -47,7 +47,7 @@ def make(profile: str | None = None) -> Any:
     if how == "object":
         return object()
     if how == "type_error":
-        return Agent(script, profile, 1)
+        return Agent(script, profile, unexpected=1)
     return Agent(script, profile)
 
 

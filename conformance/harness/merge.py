@@ -108,7 +108,8 @@ def merged_value_coverage(folders: Sequence[str], summaries: list[dict], program
     counts: Counter[str] = Counter()
     first: dict[str, str] = {}
     for folder, s in zip(folders, summaries):
-        points = (s.get("value_coverage") or {}).get("points")
+        values = s.get("value_coverage")
+        points = values.get("points") if isinstance(values, dict) else None
         if not isinstance(points, dict):
             raise MergeError(f"{printable(folder)}: its summary.json has no value coverage (value_coverage.points)")
         for point, hit in points.items():
