@@ -97,3 +97,13 @@ def test_a_run_whose_plugin_exits_or_answers_garbage_exits_1_with_its_reports_an
 def test_a_factory_that_cannot_be_loaded_is_still_bad_usage(spec, message, tmp_path, capsys):
     assert main(["run", "--backend", spec, "--examples", "1", "--report-dir", str(tmp_path / "out")]) == 2
     assert capsys.readouterr().err.splitlines()[-1].startswith(f"tcgen05-conformance: error: {message}")
+
+
+def test_a_plugin_whose_unavailable_reason_is_empty_runs_its_cases(monkeypatch):
+    """Found by fuzz --harness: an empty reason was taken as a reason by some rows and not by
+    others, and the run ended in a KeyError (exit 3)."""
+    monkeypatch.setenv("TCGEN05_FUZZ_PLUGIN", '{"reason": "empty"}')
+    agent = "tcgen05_conformance.fuzz.plugin_agent:make"
+    for in_process in (True, False):
+        outcome = execute(planted_programs("a"), [agent], reference="oracle", in_process=in_process)
+        assert [s for s, _ in _statuses(outcome, agent)] == [PASS]

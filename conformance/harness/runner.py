@@ -342,7 +342,8 @@ def execute(programs: list[Program], backends: Sequence[str], profile: str | Non
                                                        in_process))
         started = time.perf_counter()
         facts = observer.facts(profiles[0] if profiles else profile)
-        row = _Row(observer, facts.observes, facts.unavailable, facts.broken, journal.done(spec) if journal is not None else {})
+        row = _Row(observer, facts.observes, facts.unavailable or None, facts.broken,  # "": no reason, so it runs
+                   journal.done(spec) if journal is not None else {})
         row.seconds = time.perf_counter() - started
         return row
 
