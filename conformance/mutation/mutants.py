@@ -516,8 +516,9 @@ _DEFINITIONS: tuple[tuple, ...] = (
      (profile_change("sm_100a", F16_F32, k_step=8),)),
     ("sm100-c-final-add", "numerics", "sm_100a f16/bf16/tf32 -> f32 add c after the group instead of inside it",
      (profile_change("sm_100a", HMMA_F32, c_entry="final_add"),)),
-    ("sm100-fp8-stride-1", "numerics", "sm_100a fp8 products dealt into the two groups odd/even (stride 1) instead of in pairs",
-     (profile_change("sm_100a", FP8, split_stride=1),)),
+    ("sm100-fp8-mma-sync-groups", "numerics", "sm_100a tcgen05 fp8 products dealt into two interleaved groups with c added "
+     "after them (the B200 mma.sync reading) instead of one fused group of 32 with c inside",
+     (profile_change("sm_100a", FP8, split_ways=2, split_stride=2, c_entry="final_add"),)),
     ("sm90-fp8-align-14", "numerics", "sm_90a wgmma fp8 alignment keeps 14 bits instead of 13",
      (profile_change("sm_90a", FP8, align_frac_bits=14),)),
     ("sm90-fp8-f32-full-precision", "numerics", "sm_90a wgmma fp8 -> f32 results keep 24 significant bits instead of 14",
