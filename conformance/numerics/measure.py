@@ -269,7 +269,7 @@ def compare(c: Combination, chunk: dict, d_words: np.ndarray, profile: str, tiny
             f = c.form.factors
             scales = {"a_scale": np.broadcast_to(chunk["a_scale"][:, :, None], (tiles, m, n, f)).reshape(-1, f),
                       "b_scale": np.broadcast_to(chunk["b_scale"][:, None], (tiles, m, n, f)).reshape(-1, f),
-                      "scale_fmt": c.form.scale_fmt}
+                      "scale_fmt": c.form.scale_fmt, "kind": c.form.kind}
         want = inner_product(a_all, b_all, cm.reshape(-1), c.inputs, c.acc, c.profile(profile), saturate=c.saturate,
                              **scales)
     with stages("compare"):
