@@ -192,3 +192,10 @@ def test_a_backend_that_skips_every_case_exits_5_as_run_does(pytester):
     result = pytester.runpytest("--tcgen05-backend", "blackwell", "--tcgen05-examples", "2")  # no Blackwell GPU here
     result.assert_outcomes(skipped=2)
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+
+
+def test_a_backend_that_is_its_own_reference_and_skips_every_case_exits_5(pytester):
+    """Found by fuzz --harness: hopper judged against itself without its GPU exited 0, every case skipped."""
+    result = pytester.runpytest("--tcgen05-backend", "hopper", "--tcgen05-reference", "hopper", "--tcgen05-examples", "1")
+    result.assert_outcomes(skipped=1)
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED

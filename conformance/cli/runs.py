@@ -313,6 +313,9 @@ def _print_run(args: argparse.Namespace, summary: dict, paths: list[str]) -> int
     if checked["nothing_compared"] and checked["backends_under_test"]:
         print(f"{PROG}: nothing ran: {headline(summary).removeprefix('Nothing was compared: ')}", file=sys.stderr)
         return EXIT_NOTHING_RAN
+    if not any(b["ran"] for b in summary["backends"].values()):  # the reference alone, and it skipped every case
+        print(f"{PROG}: nothing ran: every backend skipped every case", file=sys.stderr)
+        return EXIT_NOTHING_RAN
     if args.require_coverage and values["missed"]:
         print(coverage_missed_line(values))
         return EXIT_COVERAGE_MISSED
