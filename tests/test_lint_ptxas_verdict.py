@@ -43,6 +43,8 @@ REJECTED = [
     ("sm_100a", "tcgen05.fence::before_thread_sync;;", "Parsing error near ';'"),
     ("sm_100a", "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [mbar], -1;",
      "out of range, expected to be in range [0..65535]"),
+    ("sm_103a", "tcgen05.ld.red.sync.aligned.32x32b.x2.max.s32 {%v0, %v1}, %v0, [%r_t];",
+     "intrinsic PREAD offset mismatch (fatal): redval among the destinations"),
     ("sm_90a", WGMMA.replace("{%fc0, %fc1, %fc2, %fc3}", "{%fc0, %fc1, %fc2}"), "Argument vector size mismatch"),
     ("sm_90a", WGMMA.replace("{%fc0, %fc1, %fc2, %fc3}", "{%fc0, %fc1, %sc2, %fc3}"),
      "Vector with elements of different types are not allowed"),
@@ -87,7 +89,7 @@ def test_a_dense_mma_is_skipped_not_judged():
 @needs_assembler
 def test_ptxas_agrees_with_the_tables_above():
     """The facts above, asked of ptxas again (each module in a child process)."""
-    for target in ("sm_100a", "sm_90a"):
+    for target in ("sm_100a", "sm_103a", "sm_90a"):
         rejected = [line for t, line, _ in REJECTED if t == target]
         accepted = [line for t, line in ACCEPTED if t == target]
         outcomes = assemble_in_children([_entry(line, k) for k, line in enumerate(rejected + accepted)], target)

@@ -668,6 +668,8 @@ def _ld(q: dict, ops: list[Operand], r: _Reader) -> Tcgen05Ld:
         if not isinstance(ops[1], Reg):
             raise NotUnderstood("redval is a register")
         r.register(ops[1], "redval", 32, INTEGER_KINDS | {"f"})
+        if ops[1].name in {x.name for x in destination.items}:
+            raise NotUnderstood("redval is also a destination register (ptxas fails on it: 'intrinsic PREAD offset mismatch')")
     taddr = r.tmem(ops[1 + red], "taddr")
     split = r.immediate(ops[2 + red], "immHalfSplitoff") if len(ops) == 3 + red else None
     typ = q.get("type")

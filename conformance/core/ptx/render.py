@@ -31,15 +31,18 @@ from tcgen05_conformance.core.isa.mma import DISABLE_OUTPUT_LANE_WORDS
 from tcgen05_conformance.core.ptx import spelling as spellings
 from tcgen05_conformance.core.ptx.spelling import CANONICAL, Spelling
 
+# wgmma D registers declared: N/2 for N up to 512, the largest N a one-rule-broken wgmma.shape
+# writes (an undeclared register would make lint say `unparsed`, as ptxas rejects it)
+WGMMA_D_MAX = 256
 REGISTER_DECLARATIONS = f"""\
   .reg .pred %p_en, %p_true, %p_false;
   .reg .b16 %h_mask;
   .reg .b32 %r_idesc, %r_d, %r_a, %r_meta, %r_sfa, %r_sfb, %r_t, %r_red, %r_e, %r_sfadata, %r_sfbdata;
   .reg .b32 %r_dol<{max(DISABLE_OUTPUT_LANE_WORDS.values())}>, %r_ncols, %r_slot, %r_mbar;
   .reg .b32 %v<{MAX_REGISTERS_PER_LDST}>;
-  .reg .b32 %ra<4>, %rb<4>, %rh<64>;
-  .reg .f32 %fc<128>;
-  .reg .s32 %sc<128>;
+  .reg .b32 %ra<4>, %rb<4>, %rh<{WGMMA_D_MAX // 2}>;
+  .reg .f32 %fc<{WGMMA_D_MAX}>;
+  .reg .s32 %sc<{WGMMA_D_MAX}>;
   .reg .b64 %rd_adesc, %rd_bdesc, %rd_zc, %rd_sdesc, %rd_mbar, %rd_slot;"""
 SHARED_SYMBOLS = {"tcgen05.alloc": "taddr_slot", "tcgen05.commit": "mbar"}  # declared by the module around
 REGISTER_BITS = {"b16": 16, "b32": 32, "b64": 64}
