@@ -497,6 +497,24 @@ def f4f6_tmem_container() -> Probe:
     )
 
 
+def f6_tmem_container() -> Probe:
+    images = Images(columns=64)
+    r, k = np.indices((128, 32))
+    a = ((r + 3 * k) % 32).astype(np.uint32)  # e3m2 codes 0-31: every positive value, no NaN in the format
+    _, b_word = operands(images, None, [codes("e3m2", np.eye(32))], "e3m2", "e3m2", padded=True)
+    a_in_tmem(images, 32, np.arange(128), a, 6, 8)
+    op = Tcgen05Mma(kind="f8f6f4", idesc=idesc_word("f8f6f4", 128, 32, "e3m2", "e3m2"), b_desc=b_word,
+                    a_tmem=taddr_codec.encode(0, 32), enable_input_d=False)
+    return Probe(
+        "A-F6-TMEM-CONTAINER", images.program("sm_100a", (op,)),
+        "Where does a 6-bit A element sit in its 8-bit TMEM container: bits 1-6 (tcgen05.cp's decompression) or bits "
+        "0-5 (the .kind::f8f6f4 text's \"lower 6 bits\"; MMA-Sim's fp6 inputs)?",
+        "at bits 1-6; A's e3m2 codes are written at bits 0-5 here, so the oracle reads code >> 1: with B the identity, "
+        "D[r][j] = the e3m2 value of (A's code >> 1).",
+        "bits 0-5: D = A (A[r][k] = the e3m2 value of code (r + 3k) mod 32).",
+    )
+
+
 # --- D words, .ashift, accumulator -----------------------------------------------------------------
 
 
@@ -687,7 +705,7 @@ def mma_probes() -> list[Probe]:
     return [
         zcmask_spans(), mixed_f16(), k96_scalevec(), sfid_k96(), max_shift(), spsel_f16_tf32(), lane_align(),
         sdesc_fixed53(), *wgmma_desc(), tmem_own_lane(), layout_e_2x2(), cta_pair_split(), sdesc_base_offset(),
-        lbo_absolute_split(), sw128_32b(), f4f6_smem_padded(), f4f6_tmem_container(), d16_high_half(), ashift_row0(),
+        lbo_absolute_split(), sw128_32b(), f4f6_smem_padded(), f4f6_tmem_container(), f6_tmem_container(), d16_high_half(), ashift_row0(),
         dol_cta2(), spmeta_half(), spsel_columns(), sf_k96_layout(), no_accumulator(), scale_input_d(), ws_max_shift(),
         wgmma_sparse_kmajor_atom(), wgmma_sparse_metadata(), mma_sp_metadata(), k96_shapes(), sparse_cta2_m128(), blockscaled_idesc_bits(),
     ]

@@ -183,6 +183,17 @@ def _f4_container_low_bits(p: Program) -> Program:
     return _tmem_words(p, move)
 
 
+def _f6_container_low_bits(p: Program) -> Program:
+    """A's 6-bit codes moved from bits 0-5 to bits 1-6 of their byte (where the adopted reading reads
+    them): the adopted reading of the result is the bits-0-5 reading of the probe."""
+    a_columns = slice(32, 40)  # A [128, 32] e3m2 in 8-bit containers from column 32 (tcgen05_conformance.probes.mma.f6_tmem_container)
+
+    def move(words: np.ndarray) -> None:
+        block = words[:, a_columns].copy().view(np.uint8)
+        words[:, a_columns] = ((block & 0x3F) << 1).view(np.uint32)
+    return _tmem_words(p, move)
+
+
 def _unpadded_f4(p: Program, adopted: MachineState | None) -> MachineState:
     """32 e2m1 codes per 16-byte chunk (no padding): each row's K 0-15 come from its first 8 bytes and K
     16-31 from the padding bytes (0xFF: -6). With B the identity in the same layout, D[r][j] =
@@ -430,6 +441,9 @@ READINGS: dict[str, Readings] = {
     "A-F4F6-TMEM-CONTAINER": Readings(
         "A 4-bit element sits at bits 2-5 of its 8-bit container: D = e2m1(code >> 2).",
         (Reading("bits 0-3", "the element at bits 0-3: D = A", rewrite=_f4_container_low_bits),)),
+    "A-F6-TMEM-CONTAINER": Readings(
+        "A 6-bit element sits at bits 1-6 of its 8-bit container: D = e3m2(code >> 1).",
+        (Reading("bits 0-5", "the element at bits 0-5, the \"lower 6 bits\": D = A", rewrite=_f6_container_low_bits),)),
     "A-D16-HIGH-HALF": Readings(
         "A 16-bit D word's high half is written 0.",
         (Reading("high half untouched", "the high halves keep 0xFFFF", image=_high_halves_kept),)),

@@ -170,6 +170,19 @@ def e2m1_read_back(shift: int):
     return check_d
 
 
+def e3m2_read_back(shift: int):
+    """D = A through B = identity, each A code (r + 3k) mod 32 read >> `shift` as e3m2 (OCP MX v1.0 FP6:
+    exponent bias 3, 2 fraction bits, subnormals at 2^-2)."""
+    def value(code: np.ndarray) -> np.ndarray:
+        e, m = (code >> 2) & 7, code & 3
+        return np.where(e == 0, m / 4 * 2.0 ** -2, (1 + m / 4) * 2.0 ** (e - 3.0))
+
+    def check_d(result: MachineState, p) -> None:
+        r, k = np.indices((128, 32))
+        expect(d32(result)[:, :32], value(((r + 3 * k) % 32) >> shift))
+    return check_d
+
+
 def d16_high_half(result: MachineState, p) -> None:
     expect(result.tmem[0][:, :16], AB[:, :16].astype(np.float16).view(np.uint16))
     expect(result.tmem[0][:, 16:], 0xFFFFFFFF)
@@ -266,6 +279,7 @@ PREDICTIONS = {
     "A-SW128-32B": d_equals(32, np.where(LANE < 8, 1.0 + np.arange(32) + 32 * LANE, 0.0)),
     "A-F4F6-SMEM-PADDED": e2m1_read_back(0),
     "A-F4F6-TMEM-CONTAINER": e2m1_read_back(2),
+    "A-F6-TMEM-CONTAINER": e3m2_read_back(1),
     "A-D16-HIGH-HALF": d16_high_half,
     "A-ASHIFT-ROW0": ashift_row0,
     "A-DOL-CTA2": dol_cta2,
