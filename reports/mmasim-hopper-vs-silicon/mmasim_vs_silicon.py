@@ -1,8 +1,8 @@
-"""MMA-Sim's Hopper models against H100 silicon, on the very inner products the project's GPU path ran.
+"""MMA-Sim's Hopper models against Hopper silicon (H100 or H200), on the very inner products the project's GPU path ran.
 
-Step 1 (on the H100, the project's GPU checker):
+Step 1 (on an H100 or H200, the project's GPU checker):
 
-    tcgen05-conformance numerics measure --checker gpu --count 1e7 --seed 29 --out h100-measure.json
+    tcgen05-conformance numerics measure --checker gpu --count 1e7 --seed 29 --out silicon-measure.json
 
 draws every Hopper combination's operands on the GPU from the operand stream
 (generators/numeric_stream.h), runs them through mma.sync and wgmma, and checks every silicon result
@@ -11,12 +11,12 @@ sample). 0 mismatches there means silicon equals `sm_90a` on every one of those 
 
 Step 2 (on any CPU with the mmasim extra; this script):
 
-    python mmasim_vs_h100.py --measure h100-measure.json --out mmasim-vs-h100.json
+    python mmasim_vs_silicon.py --measure silicon-measure.json --out mmasim-vs-silicon.json
 
 regenerates the same inner products on the host (`gpu_checker.tile_vectors`: the stream is
 reproducible bit for bit) and runs them through MMA-Sim's Hopper models (WGMMA and MMA, arch
 "Hopper") and through the Python model of `sm_90a`: MMA-Sim equal to the model on every one, and the
-model equal to silicon on every one (step 1), make MMA-Sim equal to H100 silicon on those inner
+model equal to silicon on every one (step 1), make MMA-Sim equal to Hopper silicon on those inner
 products. MMA-Sim has no Hopper fp8 mma.sync model; those combinations are listed as not modelled.
 """
 
@@ -40,6 +40,8 @@ CHUNK_TILES = 256
 def mmasim_op(nv_ptx, c):
     """MMA-Sim's Hopper model of combination `c` (its isa_wgmma.py / isa_mma.py strings), or None."""
     b = c.b_fmt or c.in_fmt
+    if c.in_fmt in ("s8", "u8"):
+        return None  # MMA-Sim lists no integer wgmma or mma.sync for Hopper (isa_wgmma.py, isa_mma.py)
     if c.family == "wgmma":
         return nv_ptx.WGMMA("Hopper", f"m64n8k{c.k}.{c.acc}.{c.in_fmt}.{b}")
     if c.in_fmt in ("e4m3", "e5m2") or c.acc not in ("f32", "f16"):
@@ -57,7 +59,7 @@ def main(argv: list[str]) -> int:
     try:
         torch, nv_ptx = _mmasim()
     except MmasimUnavailable as e:
-        print(f"mmasim_vs_h100: {e}", file=sys.stderr)
+        print(f"mmasim_vs_silicon: {e}", file=sys.stderr)
         return 5
     rows = []
     for entry in measured["combinations"]:
