@@ -33,10 +33,10 @@ from concurrent.futures import ProcessPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from conformance.cli.campaign import CROSS_CHECK_EVERY, DATA_SETS  # noqa: E402
-from conformance.tools import campaign as c  # noqa: E402
-from conformance.tools.stages import Stages  # noqa: E402
-from device.kernel_cache import KernelCache  # noqa: E402
+from tcgen05_conformance.cli.campaign import CROSS_CHECK_EVERY, DATA_SETS  # noqa: E402
+from tcgen05_conformance.campaign import run as c  # noqa: E402
+from tcgen05_conformance.harness.stages import Stages  # noqa: E402
+from tcgen05_conformance.device.kernel_cache import KernelCache  # noqa: E402
 
 
 def settings_for(args: argparse.Namespace, cache_dir: str) -> c.Settings:

@@ -5,7 +5,7 @@ instruction that was written, and whether lint's verdict equals ptxas's wherever
 (ptxas sees qualifiers, immediates and the target; the value-level rules of Tables 39-55 are
 lint's alone, and counted apart).
 
-    tcgen05-conformance lint-agreement --arch sm_100a --examples 5000 --out reports/lint-agreement/agreement-sm_100a.json
+    tcgen05-conformance lint-agreement --arch sm_100a --count 5000 --out reports/lint-agreement/agreement-sm_100a.json
 """
 
 from __future__ import annotations
