@@ -481,7 +481,8 @@ def test_export_checks_its_out_folder_before_drawing(tmp_path, monkeypatch, caps
     monkeypatch.setattr("tcgen05_conformance.harness.runner.generate_programs", lambda *a, **k: drawn.append(a) or [])
     assert main(["export", "--count", "2", "--out", str(tmp_path / "file" / "vectors")]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"tcgen05-conformance: error: --out {tmp_path / 'file' / 'vectors'}: cannot create it") and not drawn
+    assert err.startswith(f"tcgen05-conformance: error: --out: report directory {tmp_path / 'file' / 'vectors'}: cannot create") \
+        and not drawn
 
 
 def test_a_resumed_run_says_why_it_draws_the_programs_again(tmp_path, capsys):

@@ -52,6 +52,9 @@ def parser() -> Parser:
     )
     top.add_argument("--version", action="version", version=version_line(),
                      help="print the package version, the PTX ISA version its facts come from and the suite version, then exit")
+    # The subcommands that run the command line themselves (fuzz --lint, --harness) or read its parsers
+    # (completion) are handed both here, so that none of them imports the package above it.
+    top.set_defaults(run_cli=main, build_parser=parser)
     sub = top.add_subparsers(dest="command", required=True)
     for module in SUBCOMMANDS:
         module.add(sub)

@@ -142,7 +142,5 @@ def add(sub) -> None:
 
 
 def cmd_completion(args: argparse.Namespace) -> int:
-    from tcgen05_conformance.cli import parser
-
-    print(SHELLS[args.shell](command_tree(parser())), end="")
+    print(SHELLS[args.shell](command_tree(args.build_parser())), end="")
     return EXIT_OK

@@ -56,13 +56,11 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     from tcgen05_conformance.fuzz.inputs import HANG, RECORDED, TRACEBACK, WRONG
 
     if args.lint:
-        from tcgen05_conformance.cli import main
         from tcgen05_conformance.fuzz import lint_inputs
 
         tool, name, readers = lint_inputs, "fuzz-lint", ("lint",)
-        report = lint_inputs.measure(main, args.examples, args.seed, args.limit)
+        report = lint_inputs.measure(args.run_cli, args.examples, args.seed, args.limit)
     elif args.harness:
-        from tcgen05_conformance.cli import main
         from tcgen05_conformance.fuzz import harness_surfaces
 
         readers = tuple(harness_surfaces.SURFACES) if "all" in args.harness else tuple(dict.fromkeys(args.harness))
@@ -70,7 +68,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         if unknown:
             raise UsageError(f"--harness {unknown[0]}: not a surface ({', '.join(harness_surfaces.SURFACES)})")
         tool, name = harness_surfaces, "fuzz-harness"
-        report = harness_surfaces.measure(main, args.examples, args.seed, args.limit, readers)
+        report = harness_surfaces.measure(args.run_cli, args.examples, args.seed, args.limit, readers)
     elif args.simulator:
         tool, name, readers = fuzz_simulator, "fuzz-simulator", ("simulator",)
         report = fuzz_simulator.measure(args.examples, args.seed, args.limit)
