@@ -84,6 +84,10 @@ Only number formats (``tcgen05_conformance.core.formats``) are needed to draw th
 family exposes a one-parameter change of a datapath is measured through the numeric model by
 ``tcgen05_conformance.numerics.catch_rates`` (``tcgen05-conformance numerics catch-rates`` prints
 the tables in docs/numerics.md).
+
+Why one module of 900 lines: the families share the row arithmetic (top exponents, ties,
+ladders, the scale draws) and the table above; split, each family would import most of the
+others' helpers, and the catch-rate measurement walks them as one registry (`FAMILIES`).
 """
 
 from __future__ import annotations

@@ -21,6 +21,11 @@ the handful of structural parameters of the inner-product model (see docs/numeri
 Every parameter of every datapath carries a provenance string, stored beside the values
 (``Datapath.provenance``), saying whether it was fitted to recorded vectors, taken from
 the publishers' model, or assumed.
+
+Why one module of 900 lines: more than half of it is data, every built-in profile's datapaths with a
+provenance string per parameter, kept beside the two types they instantiate and the loader of
+profile files (which checks a file's values against the same types' domains), so that a reader
+sees each profile's evidence where its values are.
 """
 
 from __future__ import annotations
