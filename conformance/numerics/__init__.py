@@ -5,6 +5,7 @@ the model, a simulator), diffed bit for bit against the datapath model of `tcgen
 `measure` is the inner-product harness shared by Hopper and tcgen05, `gpu_checker` its GPU checker;
 `infer` reads a datapath off a vector source (`sources`), `proof` is its silicon proof; `fit` sweeps
 one parameter at a time; `catch_rates` measures the discriminating vector families.
+`infer`'s parts: `hypotheses`, `directed_vectors`, `feature_tests`, `chosen_datapath`, `block_scaled`, `widening`, `recorded`, `agree`, `backends`.
 """
 
 from __future__ import annotations
