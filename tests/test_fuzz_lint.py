@@ -3,6 +3,8 @@ refused on one line; the measurement counts a command that breaks its contract."
 
 from __future__ import annotations
 
+import io
+import resource
 import tempfile
 from pathlib import Path
 
@@ -29,3 +31,11 @@ def test_a_command_that_breaks_its_contract_is_counted():
 
     report = measure(crashing, 5, 0, 30.0)["lint"]
     assert report[TRACEBACK] == 5 and "one line" in report["failures"][0]["detail"]
+
+
+def test_a_fuzz_run_gives_the_address_space_back():
+    """The fuzz limits the process's address space while it runs and restores it after: a limit
+    left behind made every later Chromium of the same test session die of SIGTRAP."""
+    before = resource.getrlimit(resource.RLIMIT_AS)
+    measure(main, 3, 0, 30.0, log=io.StringIO())
+    assert resource.getrlimit(resource.RLIMIT_AS) == before

@@ -9,7 +9,6 @@ Done when there are no tracebacks, hangs or wrong ends."""
 
 from __future__ import annotations
 
-import resource
 import sys
 import tempfile
 from pathlib import Path
@@ -17,8 +16,8 @@ from typing import Callable
 
 from tcgen05_conformance.fuzz import journals, plugins, profile_files, pytest_options, shards
 from tcgen05_conformance.fuzz.command_calls import Main
-from tcgen05_conformance.fuzz.inputs import ACCEPTED, HANG, MEMORY_LIMIT, RECORDED, REFUSED, TOP_OUTCOMES, TRACEBACK, WRONG
-from tcgen05_conformance.fuzz.inputs import count_outcomes, small_vector_folder
+from tcgen05_conformance.fuzz.inputs import ACCEPTED, HANG, RECORDED, REFUSED, TOP_OUTCOMES, TRACEBACK, WRONG
+from tcgen05_conformance.fuzz.inputs import count_outcomes, limited_memory, small_vector_folder
 
 SURFACES = {
     "plugins": "misbehaving plugin backends through run (factory, name, observes, unavailable_reason, observe; "
@@ -36,9 +35,8 @@ def measure(main: Main, examples: int, seed: int, limit: float, surfaces: tuple[
     point: the counts of each outcome, the commonest outcomes and the first tracebacks, hangs and
     wrong ends with their inputs."""
     log = log or sys.stderr
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, resource.getrlimit(resource.RLIMIT_AS)[1]))
     report = {}
-    with tempfile.TemporaryDirectory(prefix="fuzz-harness-") as tmp:
+    with limited_memory(), tempfile.TemporaryDirectory(prefix="fuzz-harness-") as tmp:
         work = Path(tmp)
         for name in surfaces:
             print(f"{name}: {examples} inputs", file=log, flush=True)

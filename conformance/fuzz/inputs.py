@@ -12,6 +12,7 @@ Run by `tcgen05-conformance fuzz` (conformance/cli/fuzz.py).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import resource
@@ -47,6 +48,19 @@ PROBES = Path(__file__).resolve().parents[2] / "probes"
 # The development split shipped with the project.
 RECORDED = RECORDINGS
 MEMORY_LIMIT = 4 << 30  # address space: a reader that tries to allocate without bound fails, not the machine
+
+
+@contextlib.contextmanager
+def limited_memory(limit: int = MEMORY_LIMIT) -> Iterator[None]:
+    """The process's address space limited to `limit` bytes while the fuzz runs, and given back after
+    it: a limit left in place would make whatever the process starts later (a browser in the same
+    test session) fail to reserve its memory."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 TOP_OUTCOMES = 25  # outcomes listed in the report
 
 
@@ -201,8 +215,7 @@ def measure(examples: int, seed: int, corpus_size: int, vectors: Path, profile: 
     """Fuzz the program loader and the vector reader with `examples` inputs each: the counts of
     each outcome, the commonest outcomes and the first 50 tracebacks or hangs with their inputs."""
     log = log or sys.stderr  # looked up when it runs: a test may have replaced it
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, resource.getrlimit(resource.RLIMIT_AS)[1]))
-    with tempfile.TemporaryDirectory(prefix="fuzz-inputs-") as tmp:
+    with limited_memory(), tempfile.TemporaryDirectory(prefix="fuzz-inputs-") as tmp:
         work = Path(tmp)
         corpus = program_corpus(corpus_size, seed)
         print(f"programs: {len(corpus)} well-formed programs to mutate", file=log, flush=True)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import io
 import random
-import resource
 import sys
 import tempfile
 from pathlib import Path
@@ -25,7 +24,7 @@ from typing import Callable
 from hypothesis import strategies as st
 
 from tcgen05_conformance.fuzz.inputs import (
-    ACCEPTED, HANG, MEMORY_LIMIT, REFUSED, TOP_OUTCOMES, TRACEBACK, Broken, Hang, count_outcomes,
+    ACCEPTED, HANG, REFUSED, TOP_OUTCOMES, TRACEBACK, Broken, Hang, count_outcomes, limited_memory,
 )
 
 SUFFIXES = (".cu", ".cuh", ".hpp", ".ptx")
@@ -143,10 +142,9 @@ def measure(command: Callable[[list[str]], int], examples: int, seed: int, limit
     """`examples` inputs through lint (and import) by `command` (the command line's main): the
     counts of each outcome."""
     log = log or sys.stderr
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, resource.getrlimit(resource.RLIMIT_AS)[1]))
     lines = real_lines()
     print(f"lint: {len(lines)} real lines to splice, {len(hostile_files())} hand-made hostile files", file=log, flush=True)
-    with tempfile.TemporaryDirectory(prefix="fuzz-lint-") as tmp:
+    with limited_memory(), tempfile.TemporaryDirectory(prefix="fuzz-lint-") as tmp:
         report = count_outcomes(inputs(lines), lambda drawn: outcome(command, drawn, Path(tmp)), examples, seed, limit, log)
     return {"lint": {**report, "real_lines": len(lines), "hostile_files": len(hostile_files())}}
 
