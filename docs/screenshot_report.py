@@ -34,26 +34,11 @@ def find_chromium() -> str | None:
     return next((path for name in BROWSERS if (path := shutil.which(name))), None)
 
 
-CRASH_RETRIES = 2  # a browser that dies of a signal (SIGTRAP on a loaded CI machine) is started again, this often
-
-
-def _chromium_once(browser: str, arguments: tuple[str, ...]) -> subprocess.CompletedProcess:
+def _chromium(browser: str, *arguments: str) -> subprocess.CompletedProcess:
     with tempfile.TemporaryDirectory() as profile:
         return subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                                "--hide-scrollbars", "--no-first-run", f"--user-data-dir={profile}", *arguments],
-                              capture_output=True, text=True, timeout=120)
-
-
-def _chromium(browser: str, *arguments: str) -> subprocess.CompletedProcess:
-    """Headless Chromium on `arguments`, with a fresh profile; started again when it crashes (dies of
-    a signal), which says nothing about the page; any other failure raises."""
-    done = _chromium_once(browser, arguments)
-    for _ in range(CRASH_RETRIES):
-        if done.returncode >= 0:
-            break
-        done = _chromium_once(browser, arguments)
-    done.check_returncode()
-    return done
+                              capture_output=True, text=True, timeout=120, check=True)
 
 
 def screenshot(browser: str, page: Path, png: Path, window: tuple[int, int] = WINDOW) -> None:
