@@ -31,6 +31,10 @@ import re
 
 from tcgen05_conformance.device.kernel_jobs import JobKernel, parameters
 
+THREADS = 256  # per block of the element-wise kernels (drawing, the campaign's checker)
+#: Blocks per SM the checker's registers must leave room for: `reference_products` is latency-bound,
+#: so more resident warps beat registers kept from spilling (reports/campaign-checker-speed/).
+CHECKER_BLOCKS_PER_SM = 4
 RECORD_WORDS = 5  # a mismatch record: tile low word, tile high word, element m * N + n, silicon, checker
 
 KERNELS = r"""
@@ -86,6 +90,16 @@ __device__ inline unsigned so_table_word(const ns_params* a, const ns_params* b,
   return word;
 }
 
+// The checker's parameters, read once per block into shared memory (each thread reading the whole
+// array costs more than the few products it then computes).
+__device__ inline const ck_params& ck_shared_parameters(const long long* checker) {
+  static __shared__ ck_params P;  // static: one per block on the GPU, one in all on the CPU build
+  __syncthreads();  // no thread still reads a previous job's
+  if (threadIdx.x == 0) P = ck_from_array(checker);
+  __syncthreads();
+  return P;
+}
+
 // The numerics checker's kernels: B draws from stream_b (its own format where the inputs are mixed),
 // A and C from stream_a.
 extern "C" __global__ void pack_operands(const ns_u64* stream_a, const ns_u64* stream_b, ns_u64 tile0, unsigned tiles,
@@ -114,13 +128,14 @@ extern "C" __global__ void check_tiles(const long long* checker, const ns_u64* s
   ns_u64 checked = 0;
   for (unsigned t = blockIdx.x; t < tiles; t += gridDim.x) {
     ns_u64 g = tile0 + t;
-    for (unsigned i = threadIdx.x; i < rows * K; i += blockDim.x) A[i] = ns_code(&G, NS_OP_A, g, i / K, i % K);
-    for (unsigned i = threadIdx.x; i < cols * K; i += blockDim.x) B[i] = ns_code(&GB, NS_OP_B, g, i / K, i % K);
+    for (unsigned i = threadIdx.x; i < rows * K; i += blockDim.x) A[i] = ck_term_of(&P, CK_A, ns_code(&G, NS_OP_A, g, i / K, i % K));
+    for (unsigned i = threadIdx.x; i < cols * K; i += blockDim.x) B[i] = ck_term_of(&P, CK_B, ns_code(&GB, NS_OP_B, g, i / K, i % K));
     for (unsigned i = threadIdx.x; i < rows * cols; i += blockDim.x) C[i] = ns_code(&G, NS_OP_C, g, i / cols, i % cols);
     __syncthreads();
     for (unsigned e = threadIdx.x; e < rows * cols; e += blockDim.x) {
       unsigned m = e / cols, n = e % cols;
-      unsigned want = ck_dot(&P, A + m * K, B + n * K, C[e]);
+      ck_operands o = {A + m * K, B + n * K, nullptr, nullptr, nullptr};
+      unsigned want = ck_dot(&P, &o, C[e]);
       unsigned off = d_offset[e];
       unsigned word = d[(ns_u64)t * d_tile_words + off / 4];
       unsigned got = acc_bytes == 4 ? word : (word >> (8 * (off % 4))) & 0xFFFFu;
@@ -142,39 +157,56 @@ extern "C" __global__ void check_tiles(const long long* checker, const ns_u64* s
   atomicAdd(&counters[0], checked);
 }
 
+JOB_KERNEL void decode_operands(const long long* checker, unsigned* operands, ns_u64 a_words, ns_u64 b_at,
+                                ns_u64 b_words, ns_u64 scales_at, ns_u64 scale_words) {
+  // the codes of A, B and a block-scaled kind's scale factors (A's then B's) in the operand buffer
+  // of `reference_products`, turned into the checker's terms in place (ck_term_of): each is read
+  // by a whole row or column of D, and decoded once here
+  const ck_params& P = ck_shared_parameters(checker);
+  const ns_u64 total = a_words + b_words + scale_words;
+  for (ns_u64 i = blockIdx.x * (ns_u64)blockDim.x + threadIdx.x; i < total; i += (ns_u64)gridDim.x * blockDim.x) {
+    if (i < a_words) operands[i] = ck_term_of(&P, CK_A, operands[i]);
+    else if (i < a_words + b_words) operands[b_at + i - a_words] = ck_term_of(&P, CK_B, operands[b_at + i - a_words]);
+    else operands[scales_at + i - a_words - b_words] = ck_term_of(&P, CK_SCALE, operands[scales_at + i - a_words - b_words]);
+  }
+}
+
 JOB_KERNEL void reference_products(const long long* checker, unsigned products, unsigned rows, unsigned cols,
-                                              const unsigned* operands, unsigned b_k, ns_u64 b_at, ns_u64 c_at,
-                                              ns_u64 columns_at, unsigned sparse, const int* word_elements,
-                                              unsigned words, unsigned per_word, unsigned bits, unsigned* out,
-                                              const unsigned* observed, unsigned* differing) {
-  // A, B, C and the columns (bytes) in one buffer, at word offsets 0, b_at, c_at and columns_at;
-  // with `observed` (the tensor core's words, else null), each program's count of words that
-  // differ from the checker's is added to differing[program]
+                                   const unsigned* operands, unsigned b_k, ns_u64 b_at, ns_u64 c_at,
+                                   ns_u64 columns_at, unsigned sparse, ns_u64 scales_at, const int* word_elements,
+                                   unsigned words, unsigned per_word, unsigned bits, unsigned* out,
+                                   const unsigned* observed, unsigned* differing) {
+  // A and B as terms (`decode_operands`), C as codes, the columns (bytes) and the scale factors'
+  // terms (A's [P, M, F], then B's [P, N, F]; none when scales_at is 0) in one buffer, at word
+  // offsets 0, b_at, c_at, columns_at and scales_at; with `observed` (the tensor core's words,
+  // else null), each program's count of words that differ from the checker's is added to
+  // differing[program]
   const unsigned *a = operands, *b = operands + b_at, *c = operands + c_at;
   const unsigned char* columns = (const unsigned char*)(operands + columns_at);
-  ck_params P = ck_from_array(checker);
-  const unsigned K = P.k;
+  const ck_params& P = ck_shared_parameters(checker);
+  const unsigned K = P.k, factors = P.block ? K / P.block : 0;
+  const unsigned* a_scales = operands + scales_at;
+  const unsigned* b_scales = a_scales + (ns_u64)products * rows * factors;
   const unsigned mask = bits == 32 ? 0xFFFFFFFFu : (1u << bits) - 1;
-  const ns_u64 total = (ns_u64)products * words;
-  unsigned selected[CK_MAX_K];
-  for (ns_u64 i = blockIdx.x * (ns_u64)blockDim.x + threadIdx.x; i < total; i += (ns_u64)gridDim.x * blockDim.x) {
-    ns_u64 p = i / words;
-    unsigned w = (unsigned)(i % words), word = 0;
-    for (unsigned j = 0; j < per_word; j++) {
-      int e = word_elements[w * per_word + j];  // the element m * cols + n the word holds at bit j * bits
-      if (e < 0) continue;
-      unsigned m = (unsigned)e / cols, n = (unsigned)e % cols;
-      ns_u64 row = p * rows + m;
-      const unsigned* b_row = b + (p * cols + n) * b_k;
-      if (sparse) {  // row m multiplies its stored A elements by the B elements its metadata selects
-        for (unsigned k = 0; k < K; k++) selected[k] = b_row[columns[row * K + k]];
-        b_row = selected;
+  // a block per program: its threads read one program's terms (no division finds the program)
+  for (unsigned p = blockIdx.x; p < products; p += gridDim.x) {
+    for (unsigned w = threadIdx.x; w < words; w += blockDim.x) {
+      unsigned word = 0;
+      for (unsigned j = 0; j < per_word; j++) {
+        int e = word_elements[w * per_word + j];  // the element m * cols + n the word holds at bit j * bits
+        if (e < 0) continue;
+        unsigned m = (unsigned)e / cols, n = (unsigned)e % cols;
+        ns_u64 row = (ns_u64)p * rows + m, column = (ns_u64)p * cols + n;
+        // a sparse row m multiplies its stored A elements by the B elements its metadata selects
+        ck_operands o = {a + row * K, b + column * b_k, a_scales + row * factors, b_scales + column * factors,
+                         sparse ? columns + row * K : nullptr};
+        unsigned code = ck_dot(&P, &o, c[row * cols + n]);
+        word |= (code & mask) << (j * bits);
       }
-      unsigned code = ck_dot(&P, a + row * K, b_row, c[row * cols + n]);
-      word |= (code & mask) << (j * bits);
+      ns_u64 i = (ns_u64)p * words + w;
+      out[i] = word;
+      if (observed != nullptr && observed[i] != word) atomicAdd(&differing[p], 1u);
     }
-    out[i] = word;
-    if (observed != nullptr && observed[i] != word) atomicAdd(&differing[p], 1u);
   }
 }
 JOB_KERNEL void stream_words(const ns_u64* params_a, const ns_u64* params_b, unsigned exact,
@@ -276,7 +308,8 @@ JOB_KERNEL void sample_rows(const unsigned* rows, unsigned count, const unsigned
 def _job_kernels() -> dict[str, JobKernel]:
     """The JOB_KERNEL functions of KERNELS, by name, their parameters read from their definitions."""
     found = re.findall(r"JOB_KERNEL void (\w+)\(([^)]*)\)", KERNELS)
-    return {name: JobKernel(name, parameters(signature)) for name, signature in found}
+    bounds = {"reference_products": (THREADS, CHECKER_BLOCKS_PER_SM)}
+    return {name: JobKernel(name, parameters(signature), bounds.get(name)) for name, signature in found}
 
 
 JOB_KERNELS = _job_kernels()
@@ -294,6 +327,7 @@ def source(stream_header: str, checker_header: str) -> str:
 #: one thread, whose strided loops then cover the whole grid's work and whose barriers are no-ops.
 #: Tests call the kernels through it, on the CPU, exactly as written for the GPU.
 HOST_STAND_IN = r"""
+#define __launch_bounds__(threads, blocks)
 #define __global__
 #define __shared__
 #define __host__

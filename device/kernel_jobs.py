@@ -26,6 +26,7 @@ class JobKernel:
 
     name: str
     parameters: tuple[tuple[str, str], ...]
+    launch_bounds: tuple[int, int] | None = None  # (threads per block, blocks per SM the registers must allow)
 
     @cached_property
     def dtype(self) -> np.dtype:
@@ -41,8 +42,9 @@ class JobKernel:
         fields = "".join(f" {'ns_u64' if c.endswith('*') else c} {name};" for name, c in self.parameters)
         values = ", ".join(f"({c})(a.{name} ? (ns_u64)base + a.{name} : 0)" if c.endswith("*") else f"a.{name}"
                            for name, c in self.parameters)
+        bounds = "__launch_bounds__({}, {}) ".format(*self.launch_bounds) if self.launch_bounds else ""
         return (f"struct {self.name}_job {{{fields} }};\n"
-                f'extern "C" __global__ void {self.entry}(const unsigned char* base, const {self.name}_job* jobs, '
+                f'extern "C" __global__ void {bounds}{self.entry}(const unsigned char* base, const {self.name}_job* jobs, '
                 "unsigned count) {\n"
                 "  for (unsigned j = blockIdx.y; j < count; j += gridDim.y) {\n"
                 f"    const {self.name}_job& a = jobs[j];\n"

@@ -28,6 +28,8 @@ from tcgen05_conformance.device.ptx.kernels import HopperForm
 from tcgen05_conformance.oracles.numerics import checker
 from tcgen05_conformance.oracles.numerics.matmul import MatrixProduct, evaluate
 
+#: The checker's kernels, in launch order: the operands' codes decoded to terms, then D.
+CHECK_KERNELS = ("decode_operands", "reference_products")
 CONSTANTS_KEPT = 1024  # arrays kept on a GPU across launches (a form's word table: up to 128 KiB)
 
 
@@ -54,9 +56,10 @@ class DeviceConstants:
 class Operands:
     """The operand codes of a launch group's programs, in one uint32 buffer (one copy to the GPU):
     A [P, M, K] (stored elements), B [P, N, K_B], C [P, M, N], then a sparse A's logical columns
-    [P, M, K] (bytes, four to a word); `shape` is (P, M, N, K, K_B). Also the checker's parameters,
-    and the sample the Python model evaluated: program indices within the group (possibly none)
-    and their D [S, M, N]."""
+    [P, M, K] (bytes, four to a word), then a block-scaled kind's scale factors, A's [P, M, F] and
+    B's [P, N, F]; `shape` is (P, M, N, K, K_B), `factors` F (0: unscaled). Also the checker's
+    parameters, and the sample the Python model evaluated: program indices within the group
+    (possibly none) and their D [S, M, N]."""
 
     words: np.ndarray
     shape: tuple[int, int, int, int, int]
@@ -64,6 +67,7 @@ class Operands:
     parameters: np.ndarray
     sample: np.ndarray
     sample_d: np.ndarray
+    factors: int = 0
 
     @property
     def offsets(self) -> tuple[int, int, int]:
@@ -72,6 +76,14 @@ class Operands:
         b_at = p * m * k
         c_at = b_at + p * n * k_b
         return b_at, c_at, c_at + p * m * n
+
+    @property
+    def scales_at(self) -> int:
+        """Where the scale factors start in `words` (0 when unscaled: no offset holds them)."""
+        if not self.factors:
+            return 0
+        p, m, _, k, _ = self.shape
+        return self.offsets[2] + (-(-p * m * k // 4) if self.sparse else 0)
 
     @property
     def a(self) -> np.ndarray:
@@ -98,6 +110,16 @@ class Operands:
         return self.words[self.offsets[2]:].view(np.uint8)[:p * m * k].reshape(p, m, k)
 
     @property
+    def scales(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The scale factors' codes, A's [P, M, F] and B's [P, N, F]."""
+        if not self.factors:
+            return None
+        p, m, n, _, _ = self.shape
+        at, f = self.scales_at, self.factors
+        return (self.words[at:at + p * m * f].reshape(p, m, f),
+                self.words[at + p * m * f:at + (p * m + p * n) * f].reshape(p, n, f))
+
+    @property
     def inner_products(self) -> int:
         p, m, n, _, _ = self.shape
         return p * m * n
@@ -121,16 +143,17 @@ def model_sample(products: Sequence[MatrixProduct | None], every: int) -> dict[i
 
 
 def operands(products: Sequence[MatrixProduct], sample: dict[int, np.ndarray]) -> Operands:
-    """The operands of products that share one kernel form (so formats, K, profile and saturation),
-    with `sample`, the Python model's D of some of them by position. ValueError when the checker
-    cannot compute them (e.g. the `exact` profile, which has no truncating datapath)."""
+    """The operands of products that share one kernel form (so formats, K, profile, saturation and
+    scaling), with `sample`, the Python model's D of some of them by position. ValueError when the
+    checker cannot compute them (e.g. the `exact` profile, which has no truncating datapath)."""
     first = products[0]
     if any(p.key() != first.key() for p in products):
-        raise ValueError("the products of one launch group differ in formats, K, profile or saturation")
-    if first.a_scale is not None:
-        raise ValueError("the checker computes no block-scaled products")
+        raise ValueError("the products of one launch group differ in formats, K, profile, saturation or scaling")
+    scaled = first.a_scale is not None
+    factors = first.a_scale.shape[1] if scaled else 0
     parameters = checker.parameters(first.afmt, first.acc, first.a.shape[1], first.profile, b_fmt=first.bfmt,
-                                    saturate=first.saturate)
+                                    saturate=first.saturate, scale_fmt=first.scale_fmt if scaled else None,
+                                    factors=factors, kind=first.kind)
     positions = np.array(sorted(sample), dtype=np.int64)
     (m, k), (n, k_b) = first.a.shape, first.b.shape
     sample_d = np.stack([sample[i] for i in positions]) if positions.size else np.zeros((0, m, n), np.uint32)
@@ -138,8 +161,10 @@ def operands(products: Sequence[MatrixProduct], sample: dict[int, np.ndarray]) -
     if first.columns is not None:
         columns = np.stack([p.columns for p in products]).astype(np.uint8).ravel()
         parts.append(np.pad(columns, (0, -columns.size % 4)).view(np.uint32))
+    if scaled:
+        parts += [np.stack([getattr(p, name) for p in products]).astype(np.uint32).ravel() for name in ("a_scale", "b_scale")]
     return Operands(np.concatenate(parts), (len(products), m, n, k, k_b), first.columns is not None, parameters,
-                    positions, sample_d)
+                    positions, sample_d, factors)
 
 
 def disagreement(ops: Operands, form: HopperForm, words: np.ndarray, label: str) -> str | None:
@@ -158,15 +183,20 @@ def disagreement(ops: Operands, form: HopperForm, words: np.ndarray, label: str)
             f"model={int(ops.sample_d[s, m, n]):#x}")
 
 
-def _job(ops: Operands, table: np.ndarray, bits: int, addresses: tuple[int, int, int, int, int, int]) -> np.ndarray:
-    """A `reference_products` job for a group's operands: `addresses` of the checker's parameters,
-    the operand words, the word table, the checker's words out, the tensor core's words to compare
-    with and the counts of differing words (0: no comparison)."""
-    products, rows, cols, _, b_k = ops.shape
+def _jobs(ops: Operands, table: np.ndarray, bits: int, addresses: tuple[int, int, int, int, int, int]) -> list[np.ndarray]:
+    """The `decode_operands` and `reference_products` jobs of a group's operands, in launch order:
+    `addresses` of the checker's parameters, the operand words (decoded in place), the word table,
+    the checker's words out, the tensor core's words to compare with and the counts of differing
+    words (0: no comparison)."""
+    products, rows, cols, k, b_k = ops.shape
     parameters, words, table_at, out, observed, differing = addresses
-    return JOB_KERNELS["reference_products"].table(
-        [[parameters, products, rows, cols, words, b_k, *ops.offsets, int(ops.sparse), table_at, table.shape[0],
-          table.shape[1], bits, out, observed, differing]])
+    b_at, c_at, columns_at = ops.offsets
+    scale_words = products * (rows + cols) * ops.factors
+    return [JOB_KERNELS["decode_operands"].table([[parameters, words, products * rows * k, b_at, products * cols * b_k,
+                                                  ops.scales_at, scale_words]]),
+            JOB_KERNELS["reference_products"].table(
+                [[parameters, products, rows, cols, words, b_k, b_at, c_at, columns_at, int(ops.sparse), ops.scales_at,
+                  table_at, table.shape[0], table.shape[1], bits, out, observed, differing]])]
 
 
 @cache
@@ -188,12 +218,12 @@ def checker_module(gpu, arch: str, cache_dir: str | None = None):
 
 
 class GpuReference:
-    """`reference_products` on a GPU (from `checker_module`); its copies and launch add up in
-    `seconds` as "reference": GPU work of the campaign, like the tensor core's."""
+    """`decode_operands` and `reference_products` on a GPU (from `checker_module`); their copies
+    and launches add up in `seconds` as "reference": GPU work of the campaign, like the tensor core's."""
 
     def __init__(self, gpu, module, seconds: Counter):
         self.gpu, self.seconds = gpu, seconds
-        self.kernel = module.get_kernel(JOB_KERNELS["reference_products"].entry)
+        self.kernels = [module.get_kernel(JOB_KERNELS[name].entry) for name in CHECK_KERNELS]
         self.constant = DeviceConstants(gpu)  # parameters, word tables
 
     def __call__(self, ops: Operands, form: HopperForm) -> np.ndarray:
@@ -204,16 +234,18 @@ class GpuReference:
         parameters, table_on_gpu = self.constant(ops.parameters), self.constant(table, ("words", form))
         words = gpu.to_device(ops.words)
         out = gpu.empty((ops.shape[0], form.threads, form.words_out), np.uint32)
-        job = gpu.to_device(_job(ops, table, bits, (parameters.address, words.address, table_on_gpu.address, out.address,
-                                                    0, 0)))
-        gpu.launch(self.kernel, grid_for(out.shape[0] * table.shape[0]), THREADS, 0, np.uint64(0), job, np.uint32(1))
+        jobs = _jobs(ops, table, bits, (parameters.address, words.address, table_on_gpu.address, out.address, 0, 0))
+        work = (ops.words.size, out.shape[0] * THREADS)  # the checker: a block per program
+        for kernel, job, amount in zip(self.kernels, jobs, work):
+            gpu.launch(kernel, grid_for(amount), THREADS, 0, np.uint64(0), gpu.to_device(job), np.uint32(1))
         result = gpu.to_host(out)
         self.seconds["reference"] += time.perf_counter() - started
         return result
 
 
 class HostReference:
-    """`reference_products` compiled for this CPU (g++), for runs without a GPU and for tests."""
+    """`decode_operands` and `reference_products` compiled for this CPU (g++), for runs without a
+    GPU and for tests."""
 
     def __init__(self, directory: str | None = None):
         from tcgen05_conformance.device.check_kernels import host_library
@@ -231,11 +263,13 @@ class HostReference:
         import ctypes
 
         table, bits = word_table(form)
-        parameters, words, table = (np.ascontiguousarray(x) for x in (ops.parameters, ops.words, table))
+        words = ops.words.copy()  # decoded in place: the caller's codes stay codes
+        parameters, table = (np.ascontiguousarray(x) for x in (ops.parameters, table))
         out = np.empty((ops.shape[0], form.threads, form.words_out), np.uint32)
         differing = np.zeros(ops.shape[0], np.uint32)
         seen = None if observed is None else np.ascontiguousarray(observed, np.uint32)
-        job = _job(ops, table, bits, (parameters.ctypes.data, words.ctypes.data, table.ctypes.data, out.ctypes.data,
-                                      0 if seen is None else seen.ctypes.data, differing.ctypes.data))
-        self.library.reference_products_jobs(None, ctypes.c_void_p(job.ctypes.data), ctypes.c_uint32(1))
+        jobs = _jobs(ops, table, bits, (parameters.ctypes.data, words.ctypes.data, table.ctypes.data, out.ctypes.data,
+                                        0 if seen is None else seen.ctypes.data, differing.ctypes.data))
+        for name, job in zip(CHECK_KERNELS, jobs):
+            getattr(self.library, JOB_KERNELS[name].entry)(None, ctypes.c_void_p(job.ctypes.data), ctypes.c_uint32(1))
         return out, differing

@@ -28,7 +28,7 @@ import numpy as np
 from tcgen05_conformance.core.instructions import MmaSp, WgmmaMma
 from tcgen05_conformance.core.isa.mma import TYPE_BITS
 from tcgen05_conformance.core.program import Program
-from tcgen05_conformance.campaign.checker import Operands, word_table
+from tcgen05_conformance.campaign.checker import CHECK_KERNELS, Operands, word_table
 from tcgen05_conformance.numerics.gpu_checker import THREADS, grid_for
 from tcgen05_conformance.device.check_kernels import JOB_KERNELS
 from tcgen05_conformance.device.hopper_batch import (
@@ -357,7 +357,6 @@ def stream_result(group: StreamGroup, images: np.ndarray, registers: np.ndarray,
 
 
 DRAW_KERNELS = ("stream_words", "stream_metadata", "stream_operand", "stream_columns")  # in launch order
-CHECK_KERNELS = ("reference_products",)
 SAMPLE_KERNELS = ("sample_rows",)
 
 
@@ -498,8 +497,10 @@ def _group_jobs(g: StreamGroup, a: GroupArrays, jobs: dict[str, list], work: dic
         add("stream_operand", p * rows * cols, *stream, op, p, at["tiles"], rows, cols, *source, width, mask,
             int(which == 2), a.operands + 4 * start)
     table = g.word_table
-    add("reference_products", p * table.shape[0], at["parameters"], p, m, n, a.operands, k_b, b_at, c_at, columns_at,
-        int(md is not None), at["word_table"], table.shape[0], table.shape[1], g.word_bits, a.expected, a.out, a.counts)
+    add("decode_operands", p * (m * k + n * k_b), at["parameters"], a.operands, p * m * k, b_at, p * n * k_b, 0, 0)
+    add("reference_products", p * THREADS, at["parameters"], p, m, n, a.operands, k_b, b_at, c_at, columns_at,  # a block per program
+        int(md is not None), 0, at["word_table"], table.shape[0], table.shape[1], g.word_bits, a.expected, a.out,
+        a.counts)
     if len(g.sample):
         sizes = sample_sizes(g)
         add("sample_rows", len(g.sample) * sum(sizes), at["sample"], len(g.sample), a.expected, sizes[0], a.images,

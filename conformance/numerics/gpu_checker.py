@@ -30,7 +30,7 @@ from tcgen05_conformance.numerics.measure import (
     ACC_BITS, HOPPER_COMBINATIONS, INPUT_BITS, WGMMA_N, Combination, d_fragment, kernel_source, smem_images_for,
 )
 from tcgen05_conformance.harness.stages import Stages
-from tcgen05_conformance.device.check_kernels import RECORD_WORDS, compile_cubin, source
+from tcgen05_conformance.device.check_kernels import RECORD_WORDS, THREADS, compile_cubin, source
 from tcgen05_conformance.generators import numeric_stream
 from tcgen05_conformance.oracles.numerics import checker
 from tcgen05_conformance.oracles.numerics.profiles import Datapath, Profile, get_profile
@@ -38,7 +38,6 @@ from tcgen05_conformance.oracles.numerics.profiles import Datapath, Profile, get
 BATCH_INNER_PRODUCTS = 1 << 24  # per launch of each kernel
 MAX_RECORDS = 64  # silicon mismatches kept per combination
 CHECK_THREADS = 128
-THREADS = 256  # per CTA of the element-wise kernels (drawing, the campaign's checker)
 GRID_LIMIT = 132 * 16  # CTAs of the pack and check kernels (H100: 132 SMs)
 
 

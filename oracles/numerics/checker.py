@@ -17,41 +17,74 @@ from tcgen05_conformance.core.formats import FloatFormat, IntFormat, code_bits, 
 from tcgen05_conformance.core.host_build import shared_library
 
 from .model import datapath_of, inner_product, widened_format
-from .profiles import Datapath, Profile, get_profile
+from .profiles import Datapath, Profile, get_profile, scaled_kind
 
 #: The C source of the checker.
 C_SOURCE = Path(__file__).with_name("checker.h")
-MAX_K = 32  # CK_MAX_K: the longest vector the checker takes (K of every Hopper mma/wgmma)
-PARAMETER_COUNT = 5 + 3 * 10 + 13 + 2
+MAX_K = 128  # CK_MAX_K: the most products per inner product (K = 96; a sparse kind::mxf4's stored 64)
+MAX_TERM_FRAC_BITS = 11  # a term holds a significand below 2**12 (checker.h, "terms")
+EXACT_SUM_BITS = 60  # the widest exact sub-sum of a block_group the checker's int64 holds
+SPECIALS = {"ieee": 0, "fn": 1, "none": 2, "e8m0": 3}  # CK_IEEE, CK_FN, CK_NO_SPECIALS, CK_E8M0
+FORMAT_VALUES = 11
+#: The datapath's values in the parameter array, in order (ck_from_array), after the head and four formats.
+DATAPATH_VALUES = ("k_step", "split_ways", "split_stride", "align_frac_bits", "has_floor", "align_floor",
+                   "group_precision", "group_rne", "c_first_group", "final_rne", "subnormal_inputs",
+                   "subnormal_outputs", "zero_positive", "block_group")
+DATAPATH_AT = 6 + 4 * FORMAT_VALUES
+PARAMETER_COUNT = DATAPATH_AT + len(DATAPATH_VALUES) + 2
 
 
-def _format_values(name: str) -> list[int]:
+def datapath_index(name: str) -> int:
+    """Where datapath value `name` (one of DATAPATH_VALUES) lies in the parameter array."""
+    return DATAPATH_AT + DATAPATH_VALUES.index(name)
+
+
+def _format_values(name: str | None) -> list[int]:
+    if name is None:
+        return [0] * FORMAT_VALUES
     fmt = get_format(name)
     if isinstance(fmt, IntFormat):
-        return [0] * 10
-    if fmt.specials not in ("ieee", "fn"):
-        raise ValueError(f"the checker decodes IEEE-like and fn formats, not {name}")
+        return [0] * FORMAT_VALUES
     nan = fmt.canonical_nan if fmt.canonical_nan is not None else 0
-    return [fmt.exp_bits, fmt.frac_bits, fmt.bias, fmt.field_shift, int(fmt.specials == "fn"), code_bits(fmt),
-            fmt.emin, fmt.emax, fmt.max_mant, nan]
+    return [fmt.exp_bits, fmt.frac_bits, fmt.bias, fmt.field_shift, SPECIALS[fmt.specials], code_bits(fmt),
+            int(fmt.signed), fmt.emin, fmt.emax, fmt.max_mant, nan]
 
 
-def _datapath_values(dp: Datapath, acc: FloatFormat, k: int) -> list[int]:
+def _datapath_values(dp: Datapath, acc: FloatFormat, k: int, scaled: bool) -> list[int]:
     if dp.align_frac_bits is None:
         raise ValueError("the checker models truncating datapaths (align_frac_bits set); the exact profile has none")
     k_step = dp.k_step or k
+    group = dp.block_group if scaled and dp.block_group else 0  # the model groups scaled products only
     return [k_step, dp.split_ways, dp.split_stride, dp.align_frac_bits, int(dp.align_floor is not None),
             dp.align_floor or 0, dp.group_precision or acc.precision, int(dp.group_rounding == "rne"),
             int(dp.c_entry == "first_group"), int(dp.final_rounding == "rne"), int(dp.subnormal_inputs),
-            int(dp.subnormal_outputs), int(dp.zero_sign == "positive")]
+            int(dp.subnormal_outputs), int(dp.zero_sign == "positive"), group]
+
+
+def _check_term_formats(*fmts: FloatFormat) -> None:
+    for fmt in fmts:
+        if fmt.frac_bits > MAX_TERM_FRAC_BITS:
+            raise ValueError(f"the checker's terms hold operands of at most {MAX_TERM_FRAC_BITS} fraction bits, "
+                             f"not {fmt.name}'s {fmt.frac_bits}")
+
+
+def _check_exact_sub_sums(fa: FloatFormat, fb: FloatFormat, group: int) -> None:
+    """The exact sub-sum of `group` products spans the products' exponent range and significands."""
+    bits = (fa.emax + fb.emax - fa.emin - fb.emin) + fa.precision + fb.precision + (group - 1).bit_length() + 1
+    if bits > EXACT_SUM_BITS:
+        raise ValueError(f"the checker sums {group} {fa.name} x {fb.name} products exactly in int64: they need "
+                         f"{bits} bits, more than {EXACT_SUM_BITS}")
 
 
 def parameters(in_fmt: str, acc_fmt: str, k: int, profile: str | Profile, *, b_fmt: str | None = None,
-               saturate: bool | None = None, datapath: Datapath | None = None) -> np.ndarray:
+               saturate: bool | None = None, datapath: Datapath | None = None, scale_fmt: str | None = None,
+               factors: int = 0, kind: str | None = None) -> np.ndarray:
     """The checker's flat int64 parameter array for `in_fmt` x `b_fmt` (default `in_fmt`) ->
     `acc_fmt` vectors of length `k` under `profile` (or an explicit `datapath`, e.g. a mutant;
     mixed formats take the profile's datapath as the model does, `datapath_of`); `saturate` as in
-    `inner_product` (integer kinds; default the profile's `int_overflow`)."""
+    `inner_product` (integer kinds; default the profile's `int_overflow`). A block-scaled kind
+    gives its `scale_fmt` and `factors` per row (each scaling k / factors products; `kind` as in
+    `inner_product`, default `scaled_kind`)."""
     if not 1 <= k <= MAX_K:
         raise ValueError(f"the checker takes vectors of 1 to {MAX_K} products, not {k}")
     b_fmt = b_fmt or in_fmt
@@ -59,19 +92,28 @@ def parameters(in_fmt: str, acc_fmt: str, k: int, profile: str | Profile, *, b_f
     fin, fb, facc = get_format(in_fmt), get_format(b_fmt), get_format(acc_fmt)
     if isinstance(fin, IntFormat) != isinstance(fb, IntFormat):
         raise ValueError(f"the checker takes A and B both integer or both float, not {in_fmt} x {b_fmt}")
+    if (scale_fmt is None) != (factors == 0):
+        raise ValueError("a block-scaled kind gives both its scale format and its factors per row")
+    block = k // factors if factors else 0
+    if factors and block * factors != k:
+        raise ValueError(f"{factors} scale factors do not split K = {k} into blocks")
     head = [int(isinstance(fin, FloatFormat)), k]
     if isinstance(fin, IntFormat):
-        if facc.name != "s32":
-            raise ValueError("integer inputs accumulate into s32")
+        if facc.name != "s32" or factors:
+            raise ValueError("integer inputs accumulate into s32, unscaled")
         sat = (prof.int_overflow == "saturate") if saturate is None else saturate
-        values = [*head, int(fin.signed), int(fb.signed), int(sat), *([0] * 30), *([0] * 13), 0, 0]
+        values = [*head, int(fin.signed), int(fb.signed), int(sat), 0, *([0] * 4 * FORMAT_VALUES), *([0] * 14), 0, 0]
     else:
-        dp = datapath or datapath_of(prof, in_fmt, b_fmt, acc_fmt)
+        scaled_kind_ = None if not factors else (kind or scaled_kind(in_fmt, b_fmt, k))
+        dp = datapath or datapath_of(prof, in_fmt, b_fmt, acc_fmt, kind=scaled_kind_)
+        _check_term_formats(fin, fb, *(() if scale_fmt is None else (get_format(scale_fmt),)))
+        if factors and dp.block_group:
+            _check_exact_sub_sums(fin, fb, dp.block_group)
         # the exponent a subnormal operand is normalised down to: its own format's minimum, or that of
         # the format the profile widens it to (`widened_inputs`, as the model converts it)
         floors = [get_format(widened_format(prof, f.name)).emin for f in (fin, fb)]
-        values = [*head, 0, 0, 0, *_format_values(in_fmt), *_format_values(b_fmt), *_format_values(acc_fmt),
-                  *_datapath_values(dp, facc, k), *floors]
+        values = [*head, 0, 0, 0, block, *_format_values(in_fmt), *_format_values(b_fmt), *_format_values(acc_fmt),
+                  *_format_values(scale_fmt), *_datapath_values(dp, facc, k, bool(factors)), *floors]
     out = np.array(values, dtype=np.int64)
     assert out.size == PARAMETER_COUNT
     return out
@@ -82,9 +124,17 @@ _HOST_PROGRAM = """
 #include "numeric_stream.h"
 #include "checker.h"
 extern "C" void checker_dot(const long long* params, const unsigned* a, const unsigned* b, const unsigned* c,
-                            long long rows, unsigned* out) {
+                            const unsigned* a_scale, const unsigned* b_scale, long long rows, unsigned* out) {
   ck_params P = ck_from_array(params);
-  for (long long r = 0; r < rows; r++) out[r] = ck_dot(&P, a + r * P.k, b + r * P.k, c[r]);
+  const int K = P.k, factors = P.block ? K / P.block : 0;
+  ck_term ta[CK_MAX_K], tb[CK_MAX_K], sa[CK_MAX_K], sb[CK_MAX_K];
+  ck_operands o = {ta, tb, sa, sb, nullptr};
+  for (long long r = 0; r < rows; r++) {
+    for (int k = 0; k < K; k++) ta[k] = ck_term_of(&P, CK_A, a[r * K + k]), tb[k] = ck_term_of(&P, CK_B, b[r * K + k]);
+    for (int f = 0; f < factors; f++)
+      sa[f] = ck_term_of(&P, CK_SCALE, a_scale[r * factors + f]), sb[f] = ck_term_of(&P, CK_SCALE, b_scale[r * factors + f]);
+    out[r] = ck_dot(&P, &o, c[r]);
+  }
 }
 extern "C" void stream_codes(const unsigned long long* params, int op, const unsigned long long* tiles,
                              long long count, int rows, int cols, unsigned* out) {
@@ -110,18 +160,25 @@ class HostChecker:
         return HostChecker(shared_library(_HOST_PROGRAM, directory, "checker_host", "the host checker",
                                           (C_SOURCE.parent, Path(stream_header).parent)))
 
-    def dot(self, params: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-        """Checker results (raw codes, uint32) of rows a[i], b[i] (raw codes, [rows, K]) plus c[i]."""
+    def dot(self, params: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, a_scale: np.ndarray | None = None,
+            b_scale: np.ndarray | None = None) -> np.ndarray:
+        """Checker results (raw codes, uint32) of rows a[i], b[i] (raw codes, [rows, K]) plus c[i],
+        with a block-scaled kind's scale codes a_scale[i], b_scale[i] ([rows, factors])."""
         a = np.ascontiguousarray(_u32(a))
         b = np.ascontiguousarray(_u32(b))
         c = np.ascontiguousarray(_u32(c)).reshape(-1)
         p = np.ascontiguousarray(params, dtype=np.int64)
         if a.shape != b.shape or a.shape[0] != c.size or a.shape[1] != p[1]:
             raise ValueError(f"a {a.shape}, b {b.shape} and c {c.shape} do not make rows of K = {p[1]}")
+        factors = int(p[1] // p[5]) if p[5] else 0
+        if (a_scale is None) != (factors == 0):
+            raise ValueError(f"parameters for {factors} scale factors per row, scales {'missing' if factors else 'given'}")
+        scales = [np.ascontiguousarray(_u32(x)).reshape(c.size, factors) for x in (a_scale, b_scale)] if factors else []
         out = np.empty(c.size, np.uint32)
         ptr = ctypes.c_void_p
+        scale_pointers = [ptr(x.ctypes.data) for x in scales] or [None, None]
         self.library.checker_dot(ptr(p.ctypes.data), ptr(a.ctypes.data), ptr(b.ctypes.data), ptr(c.ctypes.data),
-                                 ctypes.c_longlong(c.size), ptr(out.ctypes.data))
+                                 *scale_pointers, ctypes.c_longlong(c.size), ptr(out.ctypes.data))
         return out
 
     def stream(self, params: np.ndarray, op: int, tiles: np.ndarray, rows: int, cols: int) -> np.ndarray:
@@ -151,12 +208,16 @@ class CrossCheckError(AssertionError):
 
 
 def model_codes(a: np.ndarray, b: np.ndarray, c: np.ndarray, in_fmt: str, acc_fmt: str, profile: str | Profile,
-                saturate: bool | None = None, b_fmt: str | None = None) -> np.ndarray:
-    """The Python model's results of uint32 code rows (B in `b_fmt`, default `in_fmt`), as uint32 codes."""
+                saturate: bool | None = None, b_fmt: str | None = None, *, a_scale: np.ndarray | None = None,
+                b_scale: np.ndarray | None = None, scale_fmt: str = "ue8m0", kind: str | None = None) -> np.ndarray:
+    """The Python model's results of uint32 code rows (B in `b_fmt`, default `in_fmt`; with a
+    block-scaled kind's scale codes), as uint32 codes."""
     b_fmt = b_fmt or in_fmt
     inputs = in_fmt if b_fmt == in_fmt else (in_fmt, b_fmt)
+    scales = {} if a_scale is None else {"a_scale": as_storage(a_scale, scale_fmt), "b_scale": as_storage(b_scale, scale_fmt),
+                                         "scale_fmt": scale_fmt, "kind": kind}
     out = inner_product(as_storage(a, in_fmt), as_storage(b, b_fmt), as_storage(c, acc_fmt), inputs, acc_fmt,
-                        profile, saturate=saturate)
+                        profile, saturate=saturate, **scales)
     return _u32(out)
 
 

@@ -331,7 +331,7 @@ def test_check_stops_when_the_checker_differs_from_the_model(host, monkeypatch):
 
 def _rounding_mutant(params):
     out = params.copy()
-    out[5 + 3 * 10 + 7] = 1  # group_rne: round to nearest instead of truncating
+    out[checker.datapath_index("group_rne")] = 1  # round to nearest instead of truncating
     return out
 
 
