@@ -139,9 +139,13 @@ CK_HD inline ck_value ck_widened(ck_value v, int floor) {
 // --- terms: decoded operands, one word each ---------------------------------------------------
 // A float term: significand in bits 0-11 (below 2**12: parameters() holds every operand and scale
 // format to 11 fraction bits), class in bits 12-13 (so bit 13 marks Inf and NaN), sign in bit 14,
-// alignment exponent in bits 16-31 (two's complement; 0 unless finite). An integer term: the value.
+// alignment exponent in bits 16-31 (two's complement; CK_TERM_NO_EXP unless finite, so that a
+// product with a zero, Inf or NaN operand lies below every finite one, CK_NO_PRODUCT_EXP and
+// under). An integer term: the value.
 typedef ck_u32 ck_term;
 #define CK_SPECIAL_BIT (1u << 13)
+#define CK_TERM_NO_EXP (-16384)
+#define CK_NO_PRODUCT_EXP (-8192)  // finite products' exponents lie far above: formats' exponents are within +-400
 #define CK_A 0  // which operand a code is of (ck_term_of)
 #define CK_B 1
 #define CK_SCALE 2
@@ -152,7 +156,7 @@ CK_HD inline int ck_term_sign(ck_term t) { return (int)((t >> 14) & 1u); }
 CK_HD inline int ck_term_aexp(ck_term t) { return (int)t >> 16; }
 
 CK_HD inline ck_term ck_pack(ck_value v) {
-  ck_u32 aexp = v.cls == CK_FINITE ? (ck_u32)v.aexp : 0u;
+  ck_u32 aexp = (ck_u32)(v.cls == CK_FINITE ? v.aexp : CK_TERM_NO_EXP);
   return (ck_u32)v.mant | ((ck_u32)v.cls << 12) | ((ck_u32)v.sign << 14) | (aexp << 16);
 }
 
@@ -233,7 +237,8 @@ CK_HD inline ck_addend ck_block_sum(const ck_params* P, const ck_operands* o, in
   ck_i64 S = 0;
   for (int k = first; k < last; k++) {
     ck_term x = o->a[k], y = ck_b_at(o, k);
-    ck_i64 v = ((ck_i64)ck_term_mant(x) * ck_term_mant(y)) << (any ? ck_term_aexp(x) + ck_term_aexp(y) - frac - lowest : 0);
+    if (!ck_term_mant(x) || !ck_term_mant(y)) continue;
+    ck_i64 v = ((ck_i64)ck_term_mant(x) * ck_term_mant(y)) << (ck_term_aexp(x) + ck_term_aexp(y) - frac - lowest);
     S += ck_term_sign(x) ^ ck_term_sign(y) ? -v : v;
   }
   ck_term u = o->a_scale[first / P->block], v = o->b_scale[first / P->block];
@@ -377,13 +382,25 @@ CK_HD inline ck_i64 ck_group_sum(const ck_params* P, const ck_operands* o, int s
                                  const ck_value* run, ck_u32* seen, int* entering, int* t_out) {
   int emax = 0, any = 0;
   ck_u32 read = 0;
-  ck_each_in_group(P, step, k_step, g, count, [&](int i) {
-    ck_addend d = ck_addend_at(P, o, i, &read);
-    if (d.present && (!any || d.aexp > emax)) {
-      emax = d.aexp;
-      any = 1;
-    }
-  });
+  if (!P->block && !P->block_group) {  // unscaled products: exponents alone say which is largest
+    int top = 2 * CK_TERM_NO_EXP;
+    ck_each_in_group(P, step, k_step, g, count, [&](int i) {
+      ck_term x = o->a[i], y = ck_b_at(o, i);
+      read |= x | y;
+      int e = ck_term_aexp(x) + ck_term_aexp(y);
+      top = e > top ? e : top;
+    });
+    any = top > CK_NO_PRODUCT_EXP;
+    emax = any ? top : 0;
+  } else {
+    ck_each_in_group(P, step, k_step, g, count, [&](int i) {
+      ck_addend d = ck_addend_at(P, o, i, &read);
+      if (d.present && (!any || d.aexp > emax)) {
+        emax = d.aexp;
+        any = 1;
+      }
+    });
+  }
   *seen |= read;
   *entering = -1;
   if ((read & CK_SPECIAL_BIT) && !P->block_group)
