@@ -348,7 +348,7 @@ def test_the_draw_default_follows_the_numerics(argv, want):
 
 
 @needs_run
-@pytest.mark.parametrize("draw, want", [("gpu", (256, 512)), ("host", (tool.DEFAULT_DATA_SETS, tool.DEFAULT_CROSS_CHECK_EVERY))])
+@pytest.mark.parametrize("draw, want", [("gpu", (512, 1024)), ("host", (tool.DEFAULT_DATA_SETS, tool.DEFAULT_CROSS_CHECK_EVERY))])
 def test_the_data_sets_and_the_sample_default_by_where_data_sets_are_drawn(draw, want, tmp_path, monkeypatch, capsys):
     """Data sets drawn on the GPU cost the host nothing: the command line asks for 256 per
     instruction and samples one program in 512; drawn on the host, the campaign's own defaults.

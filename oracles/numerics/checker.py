@@ -108,6 +108,9 @@ def parameters(in_fmt: str, acc_fmt: str, k: int, profile: str | Profile, *, b_f
         dp = datapath or datapath_of(prof, in_fmt, b_fmt, acc_fmt, kind=scaled_kind_)
         _check_term_formats(fin, fb, *(() if scale_fmt is None else (get_format(scale_fmt),)))
         if factors and dp.block_group:
+            if k % dp.block_group or block % dp.block_group:  # as the model refuses them (model._block_sums)
+                raise ValueError(f"a block_group of {dp.block_group} products needs K ({k}) and the block ({block}) "
+                                 "to be multiples of it")
             _check_exact_sub_sums(fin, fb, dp.block_group)
         # the exponent a subnormal operand is normalised down to: its own format's minimum, or that of
         # the format the profile widens it to (`widened_inputs`, as the model converts it)

@@ -239,3 +239,12 @@ def test_a_mutant_datapath_fails_the_cross_check(host, form_id, change):
 def test_parameters_refuse_a_block_scaling_the_checker_cannot_do(arguments, message):
     with pytest.raises(ValueError, match=message):
         checker.parameters("e2m1", "f32", 64, PROFILE, kind="mxf4", **arguments)
+
+
+def test_parameters_refuse_a_block_group_that_does_not_divide_the_block():
+    """The model refuses sub-sums that straddle two blocks' scales (model._block_sums); the checker's
+    parameters refuse them too rather than compute something else."""
+    dp = get_profile("sm_100a").scaled_datapaths[("mxf4nvf4", "e2m1", "f32")]
+    with pytest.raises(ValueError, match="block_group of 32 products needs K"):
+        checker.parameters("e2m1", "f32", 64, "sm_100a", scale_fmt="ue4m3", factors=4, kind="mxf4nvf4",
+                           datapath=dataclasses.replace(dp, block_group=32))
