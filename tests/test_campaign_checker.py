@@ -1,22 +1,26 @@
 """The campaign's integer-checker reference (`tcgen05_conformance.campaign.checker`): the kernel
 `reference_products`, built for the CPU, against the Python model on the matrix products the
 oracle reads from drawn Hopper programs of every modelled form (dense and sparse wgmma, A in
-registers, warp-level mma.sp; float, mixed fp8 and integer kinds), and the sample check."""
+registers, warp-level mma.sp; float, mixed fp8 and integer kinds) and on block-scaled tcgen05
+products, and the sample check."""
 
 from __future__ import annotations
 
 import shutil
 from collections import defaultdict
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
 
+from tcgen05_conformance.campaign import checker as campaign_checker
 from tcgen05_conformance.campaign import run as tool
 from tcgen05_conformance.campaign.checker import HostReference, disagreement, model_sample, operands
+from tcgen05_conformance.core.formats import code_bits, get_format
 from tcgen05_conformance.device.hopper_batch import pack_d
 from tcgen05_conformance.device.ptx.kernels import HopperForm, hopper_form
 from tcgen05_conformance.oracles.execute import matrix_products
-from tcgen05_conformance.oracles.numerics.matmul import evaluate
+from tcgen05_conformance.oracles.numerics.matmul import MatrixProduct, evaluate
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="the checker's CPU build needs g++")
 
@@ -108,3 +112,62 @@ def test_the_exact_profile_has_no_checker_and_falls_back_to_the_model(groups):
     form = hopper_form(floats[0])
     words, ops = tool.expected_of(list(range(4)), products, {}, form)
     assert ops is None and np.array_equal(words, pack_d(form, np.stack(evaluate(products))))
+
+
+@dataclass(frozen=True)
+class ElementPerWord:
+    """A D layout of one 32-bit element per word, row-major: each lane of a tcgen05 f32 D holds
+    its row's elements so, one TMEM column each (PTX ISA 9.7.16.10.4, data-path layout D)."""
+
+    m: int
+    n: int
+
+    @property
+    def threads(self) -> int:
+        return self.m
+
+    @property
+    def words_out(self) -> int:
+        return self.n
+
+
+def _scaled_products(kind: str, fmt: str, scale_fmt: str, k: int, factors: int, count: int, rng) -> list[MatrixProduct]:
+    """Random block-scaled tcgen05 products of `kind` (M = 16, N = 8): every code of the input
+    format; scale factors near 1 with one in 50 any code (NaN included); c mostly finite, with
+    signed zeros, a subnormal, Inf and NaN."""
+    m, n = 16, 8
+    code = (1 << code_bits(get_format(fmt))) - 1
+    c_values = rng.choice([0.0, -0.0, 1.0, -3.5, 2.0**-130, 1e30, np.inf, np.nan], (m, n),
+                          p=[0.2, 0.2, 0.2, 0.2, 0.06, 0.06, 0.04, 0.04]).astype(np.float32)
+
+    def scales(rows: int) -> np.ndarray:
+        near_one = 127 if scale_fmt == "ue8m0" else 0x38  # 1.0 in ue8m0 and ue4m3
+        out = near_one + rng.integers(-6, 7, (rows, factors))
+        wild = rng.random((rows, factors)) < 0.02
+        out[wild] = rng.integers(0, 256 if scale_fmt == "ue8m0" else 128, wild.sum())
+        return out.astype(np.uint32)
+
+    return [MatrixProduct(rng.integers(0, code + 1, (m, k), dtype=np.uint32), rng.integers(0, code + 1, (n, k), dtype=np.uint32),
+                          c_values.view(np.uint32), fmt, fmt, "f32", "sm_100a", a_scale=scales(m), b_scale=scales(n),
+                          scale_fmt=scale_fmt, kind=kind)
+            for _ in range(count)]
+
+
+@pytest.mark.parametrize("kind, fmt, scale_fmt, k, factors", [
+    ("mxf8f6f4", "e4m3", "ue8m0", 32, 1), ("mxf8f6f4", "e2m3", "ue8m0", 32, 1), ("mxf4", "e2m1", "ue8m0", 64, 2),
+    ("mxf4nvf4", "e2m1", "ue4m3", 64, 4), ("mxf4", "e2m1", "ue8m0", 128, 4),  # the last: a sparse mxf4's logical K
+])
+def test_the_checker_kernel_computes_block_scaled_tcgen05_products(reference, monkeypatch, kind, fmt, scale_fmt, k,
+                                                                     factors):
+    """`decode_operands` and `reference_products` read a launch group's scale factors where
+    `operands` puts them and compute the Python model's D of block-scaled tcgen05 products, the
+    fp4 kinds' sub-sums included (one element per word: a tcgen05 f32 D)."""
+    monkeypatch.setattr(campaign_checker, "word_table",
+                        lambda layout: (np.arange(layout.m * layout.n, dtype=np.int32).reshape(-1, 1), 32))
+    products = _scaled_products(kind, fmt, scale_fmt, k, factors, 6, np.random.default_rng(k + factors))
+    ops = operands(products, {})
+    assert ops.factors == factors and np.array_equal(ops.scales[1][2], products[2].b_scale)
+    want = np.stack(evaluate(products))
+    values = want.view(np.float32)
+    assert np.isnan(values).any() and np.isinf(values).any() and np.isfinite(values).mean() > 0.5  # specials drawn
+    assert np.array_equal(reference(ops, ElementPerWord(16, 8)).reshape(want.shape), want)
