@@ -8,10 +8,12 @@ element's byte goes there (`so_table_word`, which `stream_words` shares). `check
 the integer checker (`ck_dot`) on every element of D, compares it with the tensor core's result
 bit for bit, counts checked elements and mismatches (atomics), records the first mismatches
 (tile, element, silicon, checker) and keeps checker and silicon values of the sample tiles.
-`reference_products` computes D = A B + C of a batch of matrix products from their operand codes
-(A [P, M, K], B [P, N, K_B], C [P, M, N] in one buffer; a structured-sparse A's rows select their
-B elements by `columns` [P, M, K], bytes after them) with the checker, straight into the words the campaign's tensor-core kernel
-stores (a table gives each word's elements), so that a campaign compares words with words.
+`decode_operands` turns the operand codes of a batch of matrix products (A [P, M, K], B [P, N,
+K_B], C [P, M, N] in one buffer; a structured-sparse A's rows select their B elements by `columns`
+[P, M, K], bytes after them; a block-scaled kind's scale factors after those) into the checker's
+terms in place, each once; `reference_products` then computes D = A B + C with the checker, one
+block per program, straight into the words the campaign's tensor-core kernel stores (a table
+gives each word's elements), so that a campaign compares words with words.
 The stream data sets' kernels draw a whole program's data on the device, each byte a pure function
 of (seed, tile, row, column) that `tcgen05_conformance.generators.stream_operands` (their numpy twin) redraws on the
 host: `stream_words` the register or shared-memory words of a program from its word table (operand
