@@ -1,5 +1,7 @@
 """The legality model and the generated kernels against the assembler (ptxas in nvJitLink)."""
 
+import random
+
 import pytest
 
 from tcgen05_conformance.core.isa import mma
@@ -7,7 +9,7 @@ from tcgen05_conformance.core.isa.targets import TCGEN05_TARGETS
 from tcgen05_conformance.core.legality.rules import ASSEMBLER, RULES
 from tcgen05_conformance.core.program import Program
 from tcgen05_conformance.harness.against_assembler import assemble_instructions, run_legality
-from tcgen05_conformance.device.assembler import assemble, rule_for_diagnostic
+from tcgen05_conformance.device.assembler import assemble, assemble_entries, module_header, rule_for_diagnostic
 from tcgen05_conformance.device.ptx.kernels import UnsupportedProgram, kernel
 from tcgen05_conformance.generators.instructions import shape_classes_for_target
 from tcgen05_conformance.generators.programs import hopper_programs, tcgen05_programs
@@ -71,3 +73,26 @@ def test_mixed_cta_groups_in_one_kernel_are_refused():
     b = draw_examples(tcgen05_programs("sm_100a", cta2), 1, seed=4)[0]
     with pytest.raises(UnsupportedProgram, match="kernel.cta-group"):
         kernel(Program(target="sm_100a", ops=a.ops + b.ops, ctas=2))
+
+
+_ENTRY = ".entry k{i}() {{\n  .reg .b32 r;\n  {instruction}\n  ret;\n}}"
+_KINDS = {
+    "legal": "mov.b32 r, 1;",
+    "out of range": "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [r], 7;",  # columns: a power of 2 >= 32
+    "undeclared": "mov.b32 q{i}, 1;",
+    "parse error": "mov.b32 r, ;",  # ptxas stops parsing: a fatal error without a line
+}
+
+
+def test_a_batched_module_judges_each_entry_as_alone():
+    """`assemble_entries` attributes every diagnostic to its entry and, where ptxas stops at a fatal
+    parse error, judges the entries again in halves: in a module of 300 entries of every kind, in
+    random order, each is accepted exactly when it is legal, as when assembled alone."""
+    rng = random.Random(3)
+    kinds = [rng.choice(list(_KINDS)) for _ in range(300)]
+    bodies = [_ENTRY.format(i=i, instruction=_KINDS[k].format(i=i)) for i, k in enumerate(kinds)]
+    outcomes = assemble_entries(bodies, "sm_100a")
+    assert [o.ok for o in outcomes] == [k == "legal" for k in kinds]
+    alone = {k: assemble(module_header("sm_100a") + _ENTRY.format(i=0, instruction=_KINDS[k].format(i=0)), "sm_100a").ok
+             for k in _KINDS}
+    assert alone == {k: k == "legal" for k in _KINDS}
