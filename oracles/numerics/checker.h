@@ -370,6 +370,11 @@ template <class F>
 CK_HD inline void ck_each_in_group(const ck_params* P, int step, int k_step, int g, int count, F f) {
   const int stride = P->split_stride, period = P->split_ways * stride;
   const int end = step + k_step < count ? step + k_step : count;
+  if (P->split_ways == 1) {  // one group per step: its addends in a row, several reads in flight
+#pragma unroll 2
+    for (int i = step; i < end; i++) f(i);
+    return;
+  }
   for (int run = step + g * stride; run < end; run += period)
     for (int i = run; i < run + stride && i < end; i++) f(i);
 }
