@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import shutil
 from collections import defaultdict
-from dataclasses import dataclass
 
 import numpy as np
 import pytest
 
-from tcgen05_conformance.campaign import checker as campaign_checker
 from tcgen05_conformance.campaign import run as tool
-from tcgen05_conformance.campaign.checker import HostReference, disagreement, model_sample, operands
+from tcgen05_conformance.campaign.checker import ElementPerWord, HostReference, disagreement, model_sample, operands
 from tcgen05_conformance.core.formats import code_bits, get_format
 from tcgen05_conformance.device.hopper_batch import pack_d
 from tcgen05_conformance.device.ptx.kernels import HopperForm, hopper_form
@@ -114,23 +112,6 @@ def test_the_exact_profile_has_no_checker_and_falls_back_to_the_model(groups):
     assert ops is None and np.array_equal(words, pack_d(form, np.stack(evaluate(products))))
 
 
-@dataclass(frozen=True)
-class ElementPerWord:
-    """A D layout of one 32-bit element per word, row-major: each lane of a tcgen05 f32 D holds
-    its row's elements so, one TMEM column each (PTX ISA 9.7.16.10.4, data-path layout D)."""
-
-    m: int
-    n: int
-
-    @property
-    def threads(self) -> int:
-        return self.m
-
-    @property
-    def words_out(self) -> int:
-        return self.n
-
-
 def _scaled_products(kind: str, fmt: str, scale_fmt: str, k: int, factors: int, count: int, rng) -> list[MatrixProduct]:
     """Random block-scaled tcgen05 products of `kind` (M = 16, N = 8): every code of the input
     format; scale factors near 1 with one in 50 any code (NaN included); c mostly finite, with
@@ -157,13 +138,10 @@ def _scaled_products(kind: str, fmt: str, scale_fmt: str, k: int, factors: int, 
     ("mxf8f6f4", "e4m3", "ue8m0", 32, 1), ("mxf8f6f4", "e2m3", "ue8m0", 32, 1), ("mxf4", "e2m1", "ue8m0", 64, 2),
     ("mxf4nvf4", "e2m1", "ue4m3", 64, 4), ("mxf4", "e2m1", "ue8m0", 128, 4),  # the last: a sparse mxf4's logical K
 ])
-def test_the_checker_kernel_computes_block_scaled_tcgen05_products(reference, monkeypatch, kind, fmt, scale_fmt, k,
-                                                                     factors):
+def test_the_checker_kernel_computes_block_scaled_tcgen05_products(reference, kind, fmt, scale_fmt, k, factors):
     """`decode_operands` and `reference_products` read a launch group's scale factors where
     `operands` puts them and compute the Python model's D of block-scaled tcgen05 products, the
     fp4 kinds' sub-sums included (one element per word: a tcgen05 f32 D)."""
-    monkeypatch.setattr(campaign_checker, "word_table",
-                        lambda layout: (np.arange(layout.m * layout.n, dtype=np.int32).reshape(-1, 1), 32))
     products = _scaled_products(kind, fmt, scale_fmt, k, factors, 6, np.random.default_rng(k + factors))
     ops = operands(products, {})
     assert ops.factors == factors and np.array_equal(ops.scales[1][2], products[2].b_scale)

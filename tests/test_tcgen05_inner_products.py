@@ -7,15 +7,19 @@ catches a planted one-bit error, and the plumbing self-check names what broke.""
 
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import pytest
 
+from tcgen05_conformance.campaign.checker import HostReference, tiles_checked
 from tcgen05_conformance.numerics import measure
 from tcgen05_conformance.harness.stages import Stages
 from tcgen05_conformance.device import tcgen05_inner_products as tc
 from tcgen05_conformance.device.assembler import assemble
 from tcgen05_conformance.oracles.execute import run
 from tcgen05_conformance.oracles.numerics import inner_product
+from tcgen05_conformance.oracles.numerics.checker import CrossCheckError
 from tcgen05_conformance.generators.numeric_vectors import mix
 from tests.conftest import needs_assembler
 
@@ -214,3 +218,31 @@ def test_mma_that_did_not_run_is_diagnosed(monkeypatch):
     monkeypatch.setattr(tc, "_run_program", run_program)
     check = tc.plumbing_check(None, "sm_100a")
     assert not check.ok and check.step == "mma" and "did not run" in check.diagnosis
+
+
+@pytest.mark.parametrize("name", ["tcgen05.f8f6f4.e4m3.f16", "tcgen05.mxf4.e2m1.f32.block32.ue8m0"])
+def test_measure_with_the_checker_judges_a_tcgen05_chunk_as_the_model_does(name, tmp_path):
+    """`numerics measure --tcgen05 --checker gpu`'s path, with the checker's kernels built for the
+    CPU: the checker's D (`tiles_checked`) replaces the model, which cross-checks the first inner
+    products; the oracle-simulated GPU's D passes, a flipped bit is one mismatch, and a checker
+    that differs from the model within the cross-checked products stops the run."""
+    if shutil.which("g++") is None:
+        pytest.skip("the checker's CPU build needs g++")
+    f = form_named(name)
+    c = measure.Combination("tcgen05", f.in_fmt, f.acc, f.satfinite, f)
+    gpu = OracleGpu({f.kernel(): f})
+    kernels = {c.id: gpu.load(measure.kernel_source(c), c.arch).get_kernel(c.entry)}
+    chunk = measure.prepare(c, 1, seed=4)
+    words = measure.run_chunk(gpu, kernels, c, chunk, Stages())
+    by_checker = tiles_checked(HostReference(str(tmp_path)))(c, chunk, "sm_100a", Stages())
+    assert by_checker.shape == chunk["c"].shape
+    result = measure.compare(c, chunk, words, "sm_100a", expected=by_checker, cross_check=1000)
+    assert result["mismatches"] == 0 and result["inner_products"] == f.m * f.n
+    assert result["stages"].wall.keys() >= {"model", "cross-check"}
+    words.reshape(-1, f.image_columns)[1, 3] ^= 1  # TMEM lane 1, column 3: D[1, 3]
+    assert measure.compare(c, chunk, words, "sm_100a", expected=by_checker, cross_check=1000)["mismatches"] == 1
+    wrong = by_checker.copy()
+    wrong[0, 2, 5] ^= 1
+    with pytest.raises(CrossCheckError, match=c.id):
+        measure.compare(c, chunk, words, "sm_100a", expected=wrong, cross_check=1000)
+    assert measure.compare(c, chunk, words, "sm_100a", expected=wrong, cross_check=100)["mismatches"] == 2  # not sampled

@@ -17,7 +17,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from functools import cache
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -199,8 +199,30 @@ def _jobs(ops: Operands, table: np.ndarray, bits: int, addresses: tuple[int, int
                   table_at, table.shape[0], table.shape[1], bits, out, observed, differing]])]
 
 
+@dataclass(frozen=True)
+class ElementPerWord:
+    """D handed back as codes, one element per 32-bit word, row-major: [M, N] words, a 16-bit code
+    in the low half. So a caller that reads D itself (tcgen05's D, unpacked from its TMEM image by
+    `Tcgen05Form.unpack`) compares codes with codes, where a Hopper form's words are its kernel's
+    registers."""
+
+    m: int
+    n: int
+
+    @property
+    def threads(self) -> int:
+        return self.m
+
+    @property
+    def words_out(self) -> int:
+        return self.n
+
+
 @cache
-def word_table(form: HopperForm) -> tuple[np.ndarray, int]:
+def word_table(form: HopperForm | ElementPerWord) -> tuple[np.ndarray, int]:
+    """Which element of D each word of `form` holds at which bits: the word table and bits per element."""
+    if isinstance(form, ElementPerWord):
+        return np.arange(form.m * form.n, dtype=np.int32).reshape(-1, 1), 32
     return d_word_elements(form)
 
 
@@ -226,8 +248,9 @@ class GpuReference:
         self.kernels = [module.get_kernel(JOB_KERNELS[name].entry) for name in CHECK_KERNELS]
         self.constant = DeviceConstants(gpu)  # parameters, word tables
 
-    def __call__(self, ops: Operands, form: HopperForm) -> np.ndarray:
-        """The words [P, threads, words out] the tensor core's kernel would store for the checker's D."""
+    def __call__(self, ops: Operands, form: HopperForm | ElementPerWord) -> np.ndarray:
+        """The words [P, threads, words out] the tensor core's kernel would store for the checker's D
+        (or with `ElementPerWord`, D's codes [P, M, N])."""
         started = time.perf_counter()
         gpu = self.gpu
         table, bits = word_table(form)
@@ -252,11 +275,12 @@ class HostReference:
 
         self.library = host_library(checker_kernels_source(), directory or tempfile.mkdtemp(prefix="campaign-checker-"))
 
-    def __call__(self, ops: Operands, form: HopperForm) -> np.ndarray:
+    def __call__(self, ops: Operands, form: HopperForm | ElementPerWord) -> np.ndarray:
         """As `GpuReference`, computed on the CPU."""
         return self.compared(ops, form, None)[0]
 
-    def compared(self, ops: Operands, form: HopperForm, observed: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    def compared(self, ops: Operands, form: HopperForm | ElementPerWord,
+                 observed: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """The checker's words, and per program the count of words in which `observed` (the
         tensor core's words, shaped as the checker's) differs from them, as the kernel counts them
         (zeros without `observed`)."""
@@ -273,3 +297,25 @@ class HostReference:
         for name, job in zip(CHECK_KERNELS, jobs):
             getattr(self.library, JOB_KERNELS[name].entry)(None, ctypes.c_void_p(job.ctypes.data), ctypes.c_uint32(1))
         return out, differing
+
+
+def tiles_checked(reference: GpuReference | HostReference) -> Callable[..., np.ndarray]:
+    """`numerics measure`'s `expected` for tcgen05 forms: a chunk's D codes [tiles, M, N], computed
+    by the integer checker on `reference` (the GPU beside the tensor core, or this CPU) from the
+    chunk's operand codes and block scale factors, under the profile `measure` judges with."""
+
+    def scales(c, chunk: dict, tile: int) -> dict:
+        if chunk.get("a_scale") is None:
+            return {}
+        return {"a_scale": chunk["a_scale"][tile], "b_scale": chunk["b_scale"][tile], "scale_fmt": c.form.scale_fmt,
+                "kind": c.form.kind}
+
+    def expected(c, chunk: dict, profile, stages) -> np.ndarray:
+        with stages("checker"):
+            products = [MatrixProduct(chunk["a"][t], chunk["b"][t], chunk["c"][t], c.in_fmt, c.b_fmt or c.in_fmt, c.acc,
+                                      c.profile(profile), saturate=c.saturate, **scales(c, chunk, t))
+                        for t in range(chunk["c"].shape[0])]
+            m, n = chunk["c"].shape[1:]
+            return reference(operands(products, {}), ElementPerWord(m, n))
+
+    return expected

@@ -70,7 +70,8 @@ def add_measure(sub) -> None:
     mea.add_argument("--checker", choices=("host", "gpu"), default="host",
                      help="host: draw on the host, run the Python model in worker processes (default); gpu: draw "
                           "on the GPU and check every result there with the integer checker generated from the "
-                          "profile, cross-checked with the Python model on a sample (docs/numerics.md)")
+                          "profile, cross-checked with the Python model on a sample (docs/numerics.md); with "
+                          "--tcgen05 the operands are drawn on the host and the checker runs on the GPU")
     mea.add_argument("--cross-check", type=count(1, COUNT_LIMIT, "count"), default=10**6, metavar="N",
                      help="--checker gpu: inner products per combination (whole tiles, at most --count) whose "
                           "checker values are compared with the Python model; any difference stops the run "
@@ -104,16 +105,21 @@ def cmd_measure(args: argparse.Namespace) -> int:
         raise UsageError(f"--out-samples {args.samples}: the samples file is written as .npz; name it so")
     if args.checker == "gpu" and (args.samples or args.tiny):
         raise UsageError("--out-samples and --tiny keep host-drawn vectors: use them with --checker host")
-    if args.checker == "host" and args.markdown:
-        raise UsageError("--out-markdown writes the table of --checker gpu")
-    if args.checker == "gpu" and args.tcgen05:
-        raise UsageError("--checker gpu checks the Hopper combinations; measure tcgen05 forms with --checker host")
+    if (args.checker == "host" or args.tcgen05) and args.markdown:
+        raise UsageError("--out-markdown writes the table of --checker gpu on Hopper's combinations")
     profile = args.profile or ("sm_100a" if args.tcgen05 else "sm_90a")
     gpu = hopper_gpu_or_skip("numerics measure", args.tcgen05 or "sm_90a")
     chosen = select(args.only, pool)
-    if args.checker == "gpu":
+    if args.checker == "gpu" and not args.tcgen05:
         return _measure_on_gpu(args, gpu, chosen, profile)
-    report, samples = measure(gpu, chosen, args.count, args.seed, profile, args.jobs, tiny=args.tiny)
+    if args.checker == "host":
+        report, samples = measure(gpu, chosen, args.count, args.seed, profile, args.jobs, tiny=args.tiny)
+    else:  # tcgen05: the integer checker beside the tensor core, the model cross-checking a sample
+        checked = _on_gpu_checker("numerics measure", "numerics measure --tcgen05 --checker gpu", lambda: measure(
+            gpu, chosen, args.count, args.seed, profile, args.jobs, **_tcgen05_checker(gpu, args.tcgen05, args.cross_check)))
+        if checked is None:
+            return EXIT_INTERNAL
+        report, samples = checked
     report["command"] = command_line(args)
     report["machine"] = machine()
     write_report(args, report)
@@ -140,6 +146,18 @@ def _on_gpu_checker(command: str, spelled: str, work: Callable[[], dict]) -> dic
     except CrossCheckError as e:
         print(f"{command}: the GPU checker disagrees with the Python model, results not trusted: {e}", file=sys.stderr)
         return None
+
+
+def _tcgen05_checker(gpu, target: str, cross_check: int) -> dict:
+    """`measure`'s options for checking tcgen05 forms with the integer checker on `gpu` (its kernels
+    compiled by NVRTC for `target`), the Python model cross-checking the first `cross_check` inner
+    products of each form."""
+    from collections import Counter
+
+    from tcgen05_conformance.campaign.checker import GpuReference, checker_module, tiles_checked
+
+    reference = GpuReference(gpu, checker_module(gpu, target), Counter())
+    return {"expected": tiles_checked(reference), "cross_check": cross_check}
 
 
 def _measure_on_gpu(args: argparse.Namespace, gpu, chosen, profile: str) -> int:

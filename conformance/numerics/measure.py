@@ -37,7 +37,7 @@ from tcgen05_conformance.device.inner_product_kernels import MmaSyncInstruction,
 from tcgen05_conformance.device.tcgen05_inner_products import Tcgen05Form
 from tcgen05_conformance.device.tcgen05_inner_products import forms as tcgen05_forms
 from tcgen05_conformance.device.registers import pack_registers, unpack_registers
-from tcgen05_conformance.oracles.numerics import inner_product
+from tcgen05_conformance.oracles.numerics import checker, inner_product
 from tcgen05_conformance.generators.numeric_vectors import FAMILIES, mix
 from tcgen05_conformance.oracles.numerics.profiles import for_instruction
 
@@ -252,29 +252,47 @@ def unpack_d(c: Combination, d_words: np.ndarray) -> np.ndarray:
     return unpack_registers(d_words, *d_fragment(c), ACC_BITS[c.acc], (m, n), storage_dtype(get_format(c.acc)))
 
 
-def compare(c: Combination, chunk: dict, d_words: np.ndarray, profile: str, tiny: int = 0) -> dict:
+def compare(c: Combination, chunk: dict, d_words: np.ndarray, profile: str, tiny: int = 0,
+            expected: np.ndarray | None = None, cross_check: int = 0) -> dict:
     """Model vs silicon over every inner product of the chunk: counts per family, mismatches,
     samples (with up to `tiny` more whose silicon result is subnormal, for fitting underflow) and
-    the time of its stages (unpack, model, compare)."""
+    the time of its stages (unpack, model, compare). With `expected` (D codes [tiles, M, N] the
+    integer checker computed), silicon is compared with the checker instead, and the model
+    evaluates the first `cross_check` inner products only: CrossCheckError when the checker
+    differs from it there."""
     stages = Stages()
     a, b, cm = chunk["a"], chunk["b"], chunk["c"]
     tiles, m, n = cm.shape
     with stages("unpack"):
         got = unpack_d(c, d_words).reshape(-1)
+    a_all = np.broadcast_to(a[:, :, None, :], (tiles, m, n, c.k)).reshape(-1, c.k)
+    b_all = np.broadcast_to(b[:, None, :, :], (tiles, m, n, c.k)).reshape(-1, c.k)
+    rows = got.size if expected is None else min(cross_check, got.size)
+    want = np.zeros(0, storage_dtype(get_format(c.acc)))
     with stages("model"):
-        a_all = np.broadcast_to(a[:, :, None, :], (tiles, m, n, c.k)).reshape(-1, c.k)
-        b_all = np.broadcast_to(b[:, None, :, :], (tiles, m, n, c.k)).reshape(-1, c.k)
         scales = {}
         if chunk.get("a_scale") is not None:
             f = c.form.factors
-            scales = {"a_scale": np.broadcast_to(chunk["a_scale"][:, :, None], (tiles, m, n, f)).reshape(-1, f),
-                      "b_scale": np.broadcast_to(chunk["b_scale"][:, None], (tiles, m, n, f)).reshape(-1, f),
+            scales = {"a_scale": np.broadcast_to(chunk["a_scale"][:, :, None], (tiles, m, n, f)).reshape(-1, f)[:rows],
+                      "b_scale": np.broadcast_to(chunk["b_scale"][:, None], (tiles, m, n, f)).reshape(-1, f)[:rows],
                       "scale_fmt": c.form.scale_fmt, "kind": c.form.kind}
-        want = inner_product(a_all, b_all, cm.reshape(-1), c.inputs, c.acc, c.profile(profile), saturate=c.saturate,
-                             **scales)
+        if rows:
+            want = inner_product(a_all[:rows], b_all[:rows], cm.reshape(-1)[:rows], c.inputs, c.acc,
+                                 c.profile(profile), saturate=c.saturate, **scales)
+    if expected is not None:
+        with stages("cross-check"):
+            by_checker = checker.as_storage(np.asarray(expected).reshape(-1), c.acc)
+            checker.cross_check(_codes(by_checker[:rows]), _codes(want), a_all[:rows], b_all[:rows],
+                                cm.reshape(-1)[:rows], c.id)
+            want = by_checker
     with stages("compare"):
         result = _compared(c, chunk, got, want, a_all, b_all, tiny)
     return result | {"stages": stages}
+
+
+def _codes(x: np.ndarray) -> np.ndarray:
+    """Storage-dtype results as uint32 codes."""
+    return x.view(np.dtype(f"u{x.dtype.itemsize}")).astype(np.uint32)
 
 
 def _compared(c: Combination, chunk: dict, got: np.ndarray, want: np.ndarray, a_all: np.ndarray,
@@ -392,14 +410,18 @@ class VectorRunner:
 
 def measure(gpu, combinations: Sequence[Combination], count: int, seed: int, profile: str | dict[str, str], jobs: int,
             log: TextIO | None = None, tiny: int = 0, observe: Callable[[Combination, dict], np.ndarray] | None = None,
-            described: dict[str, str] | None = None) -> tuple[dict, dict]:
+            described: dict[str, str] | None = None, expected: Callable[..., np.ndarray] | None = None,
+            cross_check: int = 0) -> tuple[dict, dict]:
     """Run `count` (rounded up to whole chunks) inner products per combination on `gpu` (a
     `tcgen05_conformance.device.launch.Gpu` that runs their targets) with `jobs` worker processes; the report (JSON-able,
     with the time of every stage per combination and in all: `stage_profile`) and the kept samples
     (arrays per combination; `tiny`: up to that many subnormal results more). Progress lines go to
     `log` (standard error when None, looked up at call time). `profile`: a profile (name or file),
     or one per instruction family. `observe(c, chunk, stages)`, with `described` saying what it is,
-    stands in for the GPU (gpu None): the D fragment words it gives are judged as the GPU's are."""
+    stands in for the GPU (gpu None): the D fragment words it gives are judged as the GPU's are.
+    `expected(c, chunk, profile, stages)`, the integer checker's D codes [tiles, M, N] of a chunk
+    (computed on the GPU beside the tensor core), replaces the Python model, which then evaluates
+    only the first `cross_check` inner products of each combination (`compare`)."""
     log = log or sys.stderr
     if observe is None:
         kernels = {c.id: gpu.load(kernel_source(c), c.arch).get_kernel(c.entry) for c in combinations}
@@ -416,15 +438,17 @@ def measure(gpu, combinations: Sequence[Combination], count: int, seed: int, pro
             chunks = -(-count // (tiles * c.tile[0] * c.tile[1]))
             prepared = [pool.submit(prepare, c, tiles, seed * 1_000_003 + ci * 10_007 + i) for i in range(chunks)]
             stages = {where: Stages() for where in STAGE_PLACES}
-            gpu_s, compared = 0.0, []
+            gpu_s, compared, to_cross_check = 0.0, [], cross_check
             for future in prepared:
                 with stages["main"]("wait for chunks"):
                     chunk = future.result()
                 stages["workers"].merge(chunk.pop("stages"))
                 g0 = time.perf_counter()
                 d = observe(c, chunk, stages["gpu"])
+                by_checker = None if expected is None else expected(c, chunk, profile, stages["gpu"])
                 gpu_s += time.perf_counter() - g0
-                compared.append(pool.submit(compare, c, chunk, d, profile, tiny))
+                compared.append(pool.submit(compare, c, chunk, d, profile, tiny, by_checker, to_cross_check))
+                to_cross_check = max(0, to_cross_check - chunk["c"].size)
             with stages["main"]("wait for comparisons"):
                 results = [f.result() for f in compared]
             for r in results:
