@@ -223,6 +223,20 @@ def test_kernels_compile_for_sm_90a():
     assert b"check_tiles" in cubin and b"pack_operands" in cubin
 
 
+@pytest.mark.parametrize("arch", ["sm_100a", "sm_103a"])
+def test_the_checker_kernels_compile_for_blackwell(arch):
+    """`numerics measure --tcgen05 --checker gpu` compiles the campaign's checker kernels for its target."""
+    from tcgen05_conformance.device.check_kernels import JOB_KERNELS, NvrtcError, compile_cubin
+
+    try:
+        cubin = compile_cubin(gc.checker_kernels_source(), arch)
+    except NvrtcError as e:
+        if "not available" in str(e):
+            pytest.skip(str(e))
+        raise
+    assert all(JOB_KERNELS[name].entry.encode() in cubin for name in ("decode_operands", "reference_products"))
+
+
 def test_a_silicon_mismatch_is_decoded_with_the_model(host):
     """decode_mismatch re-evaluates the vector with the Python model, whatever the checker said."""
     c = next(x for x in COMBINATIONS if x.id == "mma.sync.bf16.f32")
