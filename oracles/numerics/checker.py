@@ -23,6 +23,7 @@ from .profiles import Datapath, Profile, get_profile, scaled_kind
 C_SOURCE = Path(__file__).with_name("checker.h")
 MAX_K = 128  # CK_MAX_K: the most products per inner product (K = 96; a sparse kind::mxf4's stored 64)
 MAX_TERM_FRAC_BITS = 11  # a term holds a significand below 2**12 (checker.h, "terms")
+MAX_SCALE_FRAC_BITS = 3  # a scaled product's significand fits 32 bits (checker.h, ck_product): ue8m0, ue4m3
 EXACT_SUM_BITS = 60  # the widest exact sub-sum of a block_group the checker's int64 holds
 SPECIALS = {"ieee": 0, "fn": 1, "none": 2, "e8m0": 3}  # CK_IEEE, CK_FN, CK_NO_SPECIALS, CK_E8M0
 FORMAT_VALUES = 11
@@ -106,7 +107,10 @@ def parameters(in_fmt: str, acc_fmt: str, k: int, profile: str | Profile, *, b_f
     else:
         scaled_kind_ = None if not factors else (kind or scaled_kind(in_fmt, b_fmt, k))
         dp = datapath or datapath_of(prof, in_fmt, b_fmt, acc_fmt, kind=scaled_kind_)
-        _check_term_formats(fin, fb, *(() if scale_fmt is None else (get_format(scale_fmt),)))
+        _check_term_formats(fin, fb)
+        if scale_fmt is not None and get_format(scale_fmt).frac_bits > MAX_SCALE_FRAC_BITS:
+            raise ValueError(f"the checker scales by formats of at most {MAX_SCALE_FRAC_BITS} fraction bits, "
+                             f"not {scale_fmt}'s {get_format(scale_fmt).frac_bits}")
         if factors and dp.block_group:
             if k % dp.block_group or block % dp.block_group:  # as the model refuses them (model._block_sums)
                 raise ValueError(f"a block_group of {dp.block_group} products needs K ({k}) and the block ({block}) "

@@ -248,3 +248,10 @@ def test_parameters_refuse_a_block_group_that_does_not_divide_the_block():
     with pytest.raises(ValueError, match="block_group of 32 products needs K"):
         checker.parameters("e2m1", "f32", 64, "sm_100a", scale_fmt="ue4m3", factors=4, kind="mxf4nvf4",
                            datapath=dataclasses.replace(dp, block_group=32))
+
+
+def test_parameters_refuse_a_scale_format_whose_products_would_not_fit_32_bits():
+    """A scaled product's significand is computed in 32 bits: scale formats of up to 3 fraction bits
+    (ue8m0, ue4m3) fit; a wider one is refused rather than wrapped."""
+    with pytest.raises(ValueError, match="at most 3 fraction bits, not f16's 10"):
+        checker.parameters("e4m3", "f32", 32, "sm_100a", scale_fmt="f16", factors=1, kind="mxf8f6f4")
