@@ -135,14 +135,20 @@ class OracleGpu:
             out[units] = np.stack([state.tmem[cta][:, :form.image_columns] for cta in range(form.ctas)])
 
 
-@pytest.mark.parametrize("name", ["tcgen05.f8f6f4.e4m3.f16", "tcgen05.mxf8f6f4.e2m1.f32.block32.ue8m0"])
-def test_the_shared_driver_measures_a_tcgen05_chunk_and_catches_one_flipped_bit(name):
+def _one_chunk_through_the_oracle(name: str):
+    """The form called `name`, its combination, a prepared chunk of one tile and the TMEM words the
+    oracle-simulated GPU gives for it through the measurement driver."""
     f = form_named(name)
     c = measure.Combination("tcgen05", f.in_fmt, f.acc, f.satfinite, f)
     gpu = OracleGpu({f.kernel(): f})
     kernels = {c.id: gpu.load(measure.kernel_source(c), c.arch).get_kernel(c.entry)}
     chunk = measure.prepare(c, 1, seed=4)
-    words = measure.run_chunk(gpu, kernels, c, chunk, Stages())
+    return f, c, chunk, measure.run_chunk(gpu, kernels, c, chunk, Stages())
+
+
+@pytest.mark.parametrize("name", ["tcgen05.f8f6f4.e4m3.f16", "tcgen05.mxf8f6f4.e2m1.f32.block32.ue8m0"])
+def test_the_shared_driver_measures_a_tcgen05_chunk_and_catches_one_flipped_bit(name):
+    f, c, chunk, words = _one_chunk_through_the_oracle(name)
     result = measure.compare(c, chunk, words, "sm_100a")
     assert result["mismatches"] == 0 and result["inner_products"] == f.m * f.n
     words.reshape(-1, f.image_columns)[1, 3] ^= 1  # TMEM lane 1, column 3: D[1, 3]
@@ -228,12 +234,7 @@ def test_measure_with_the_checker_judges_a_tcgen05_chunk_as_the_model_does(name,
     that differs from the model within the cross-checked products stops the run."""
     if shutil.which("g++") is None:
         pytest.skip("the checker's CPU build needs g++")
-    f = form_named(name)
-    c = measure.Combination("tcgen05", f.in_fmt, f.acc, f.satfinite, f)
-    gpu = OracleGpu({f.kernel(): f})
-    kernels = {c.id: gpu.load(measure.kernel_source(c), c.arch).get_kernel(c.entry)}
-    chunk = measure.prepare(c, 1, seed=4)
-    words = measure.run_chunk(gpu, kernels, c, chunk, Stages())
+    f, c, chunk, words = _one_chunk_through_the_oracle(name)
     by_checker = tiles_checked(HostReference(str(tmp_path)))(c, chunk, "sm_100a", Stages())
     assert by_checker.shape == chunk["c"].shape
     result = measure.compare(c, chunk, words, "sm_100a", expected=by_checker, cross_check=1000)
